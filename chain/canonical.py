@@ -1,0 +1,86 @@
+"""Canonical bytes (RFC 8785, JCS) for the JSON values memory-chain signs.
+
+Signed objects hold no floats, only ASCII object keys from a small alphabet
+and integers within +-(2**53 - 1). Within that domain, orjson's
+``OPT_SORT_KEYS`` output equals JCS byte for byte (a property test checks
+it against the ``rfc8785`` package): keys sort the same in UTF-16 and in
+code points when they are ASCII, and integers print the same.
+
+Changing this module changes every hash and signature in every chain.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import blake3
+import orjson
+
+__all__ = [
+    "HASH_PREFIX",
+    "MAX_SAFE_INT",
+    "META_KEY_RE",
+    "ValueDomainError",
+    "b3",
+    "canonical",
+    "check_value",
+]
+
+HASH_PREFIX = "b3:"
+MAX_SAFE_INT = 2**53 - 1
+META_KEY_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+_SORT = orjson.OPT_SORT_KEYS
+
+
+class ValueDomainError(ValueError):
+    """A value cannot be signed: float, huge int, bad key, too deep."""
+
+
+def canonical(obj: Any) -> bytes:
+    """Return the JCS bytes of ``obj`` (which must already be in the domain)."""
+    return orjson.dumps(obj, option=_SORT)
+
+
+def b3(data: bytes) -> str:
+    """Return the hash string ``b3:<64 lowercase hex>`` of ``data``."""
+    return HASH_PREFIX + blake3.blake3(data).hexdigest()
+
+
+def check_value(value: Any, *, max_depth: int, path: str = "meta") -> None:
+    """Raise ValueDomainError unless ``value`` is signable JSON.
+
+    Allowed: str (valid Unicode), int within +-MAX_SAFE_INT, bool, None, and
+    lists or objects of those, nested at most ``max_depth`` containers deep.
+    Object keys must match META_KEY_RE.
+    """
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueDomainError(f"{path}: string is not valid Unicode") from None
+        return
+    if isinstance(value, int):
+        if -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
+            return
+        raise ValueDomainError(f"{path}: integer {value} is outside +-(2**53 - 1)")
+    if isinstance(value, float):
+        raise ValueDomainError(f"{path}: {value!r} is a float; signed data holds integers only")
+    if isinstance(value, (list, dict)):
+        if max_depth <= 0:
+            raise ValueDomainError(f"{path}: nested too deep")
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                check_value(item, max_depth=max_depth - 1, path=f"{path}[{i}]")
+            return
+        for key, item in value.items():
+            if not isinstance(key, str) or not META_KEY_RE.fullmatch(key):
+                raise ValueDomainError(
+                    f"{path}: key {key!r} must be 1-64 characters of A-Z a-z 0-9 _ . : -"
+                )
+            check_value(item, max_depth=max_depth - 1, path=f"{path}.{key}")
+        return
+    raise ValueDomainError(f"{path}: {type(value).__name__} is not a JSON value")

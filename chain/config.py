@@ -1,0 +1,149 @@
+"""The data directory and its config file.
+
+The directory is ``--dir``, else ``$MEMORY_CHAIN_DIR``, else
+``~/.memory-chain``. Its layout (specs/FORMAT.md section 7)::
+
+    config.json     name, key mode, pinned chain id, limits
+    chain.jsonl     the entries, one per line
+    content/        blobs by hash
+    head.json       cached head (a cache: rebuilt from the chain if lost)
+    agent.key | agent.key.enc, agent.pub
+    lock            flock target for writers
+    quarantine/     torn tails moved aside
+    keys/retired/   keys replaced by rotation
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from .errors import ChainStateError, OperationalError
+
+__all__ = ["CONFIG_FORMAT", "ENV_DIR", "Config", "Layout", "resolve_dir"]
+
+ENV_DIR: Final = "MEMORY_CHAIN_DIR"
+CONFIG_FORMAT: Final = "memory-chain-config/1"
+DEFAULT_MAX_CONTENT: Final = 64 * 1024
+
+
+def resolve_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Pick the data directory: explicit, else $MEMORY_CHAIN_DIR, else ~/.memory-chain."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".memory-chain"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Paths inside one data directory."""
+
+    root: Path
+
+    @property
+    def chain(self) -> Path:
+        return self.root / "chain.jsonl"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def head(self) -> Path:
+        return self.root / "head.json"
+
+    @property
+    def content(self) -> Path:
+        return self.root / "content"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "lock"
+
+    @property
+    def journal(self) -> Path:
+        return self.root / "batch.journal"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.root / "quarantine"
+
+    @property
+    def public_key(self) -> Path:
+        return self.root / "agent.pub"
+
+    @property
+    def retired_keys(self) -> Path:
+        return self.root / "keys" / "retired"
+
+
+class Config:
+    """config.json: a JSON object whose unknown fields survive a rewrite."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @classmethod
+    def new(cls, name: str, key_mode: str, chain_id: str) -> Config:
+        return cls(
+            {
+                "format": CONFIG_FORMAT,
+                "name": name,
+                "key_mode": key_mode,
+                "chain_id": chain_id,
+                "max_content_bytes": DEFAULT_MAX_CONTENT,
+            }
+        )
+
+    @classmethod
+    def load(cls, layout: Layout) -> Config:
+        if not layout.root.is_dir():
+            raise ChainStateError(
+                f"no data directory at {layout.root}",
+                hint="run `memory-chain init`, or pass --dir / set MEMORY_CHAIN_DIR",
+            )
+        try:
+            raw = layout.config.read_bytes()
+        except FileNotFoundError:
+            raise ChainStateError(
+                f"no chain in {layout.root} (config.json is missing)",
+                hint="run `memory-chain init` to create one",
+            ) from None
+        except OSError as exc:
+            raise OperationalError(f"cannot read {layout.config}: {exc.strerror}") from None
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise OperationalError(f"{layout.config} is not valid JSON") from None
+        if not isinstance(data, dict) or data.get("format") != CONFIG_FORMAT:
+            raise OperationalError(f"{layout.config} is not a {CONFIG_FORMAT} file")
+        return cls(data)
+
+    def save(self, layout: Layout) -> None:
+        tmp = layout.config.with_name("config.json.tmp")
+        tmp.write_bytes(orjson.dumps(self.data, option=orjson.OPT_INDENT_2) + b"\n")
+        os.replace(tmp, layout.config)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name", ""))
+
+    @property
+    def key_mode(self) -> str:
+        return str(self.data.get("key_mode", "raw"))
+
+    @property
+    def chain_id(self) -> str | None:
+        value = self.data.get("chain_id")
+        return str(value) if value else None
+
+    @property
+    def max_content_bytes(self) -> int:
+        return int(self.data.get("max_content_bytes", DEFAULT_MAX_CONTENT))

@@ -1,0 +1,279 @@
+"""The v1 entry: fields, enums, limits, parsing and the signing message.
+
+specs/FORMAT.md section 2 is the contract for everything in this module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from .canonical import ValueDomainError, canonical, check_value
+
+__all__ = [
+    "CONTENT_TYPES",
+    "DEFAULT_IMPORTANCE",
+    "ENTRY_TAG",
+    "FIELDS",
+    "FORMAT_VERSION",
+    "MAX_LINE_BYTES",
+    "MAX_META_BYTES",
+    "MAX_META_DEPTH",
+    "ROTATION_TAG",
+    "SOURCES",
+    "SYSTEM_TYPES",
+    "TIERS",
+    "TYPES",
+    "Malformed",
+    "ParsedEntry",
+    "default_importance",
+    "format_ts",
+    "parse_line",
+    "rotation_message",
+    "signing_message",
+]
+
+FORMAT_VERSION: Final = 1
+ENTRY_TAG: Final = b"memory-chain/v1/entry\n"
+ROTATION_TAG: Final = b"memory-chain/v1/key-rotation\n"
+
+CONTENT_TYPES: Final = (
+    "memory",
+    "identity",
+    "decision",
+    "commitment",
+    "preference",
+    "fact",
+    "lesson",
+    "episode",
+)
+SYSTEM_TYPES: Final = ("genesis", "redaction", "key-rotation")
+TYPES: Final = CONTENT_TYPES + SYSTEM_TYPES
+TIERS: Final = ("committed", "relationship", "ephemeral")
+SOURCES: Final = ("manual", "auto", "curation")
+
+FIELDS: Final = frozenset(
+    {
+        "v",
+        "seq",
+        "ts",
+        "type",
+        "tier",
+        "source",
+        "importance",
+        "content",
+        "size",
+        "prev",
+        "key",
+        "meta",
+        "sig",
+    }
+)
+MAX_LINE_BYTES: Final = 8192
+MAX_META_BYTES: Final = 4096
+MAX_META_DEPTH: Final = 4
+
+HASH_RE: Final = re.compile(r"b3:[0-9a-f]{64}")
+KEY_RE: Final = re.compile(r"ed25519:[0-9a-f]{64}")
+SIG_RE: Final = re.compile(r"[0-9a-f]{128}")
+TS_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+
+
+def format_ts(micros: int) -> str:
+    """Render microseconds since the Unix epoch as the fixed-width ts string."""
+    import datetime as _dt
+
+    epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+    when = epoch + _dt.timedelta(microseconds=micros)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def default_importance(entry_type: str, tier: str) -> int:
+    """Importance given when the caller names none (FORMAT.md 2.4)."""
+    if entry_type in SYSTEM_TYPES:
+        return 100 if entry_type == "genesis" else 50
+    base = DEFAULT_IMPORTANCE.get(entry_type, 50)
+    if tier == "committed":
+        return max(base, 80)
+    if tier == "ephemeral":
+        return min(base, 30)
+    return base
+
+
+DEFAULT_IMPORTANCE: Final = {
+    "identity": 90,
+    "commitment": 85,
+    "decision": 80,
+    "preference": 70,
+    "lesson": 70,
+    "fact": 60,
+    "memory": 50,
+    "episode": 40,
+}
+
+
+class Malformed(Exception):
+    """A line that is not a well-formed v1 entry (verification steps 1-3)."""
+
+    def __init__(self, step: int, message: str) -> None:
+        super().__init__(message)
+        self.step = step
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedEntry:
+    """A line that passed steps 1-3: well framed, well typed, canonical."""
+
+    obj: dict[str, Any]
+    line: bytes  # without the trailing newline
+
+    @property
+    def seq(self) -> int:
+        return int(self.obj["seq"])
+
+
+def _want(cond: bool, message: str) -> None:
+    if not cond:
+        raise Malformed(2, message)
+
+
+def _check_system_meta(obj: dict[str, Any]) -> None:
+    kind = obj["type"]
+    meta = obj["meta"]
+    if kind == "genesis":
+        _want(set(meta) == {"name"}, "genesis meta must hold exactly: name")
+        _want(
+            isinstance(meta["name"], str) and 0 < len(meta["name"]) <= 200,
+            "genesis name must be a string of 1-200 characters",
+        )
+    elif kind == "redaction":
+        _want(
+            set(meta) == {"target", "content", "reason"},
+            "redaction meta must hold exactly: content, reason, target",
+        )
+        target = meta["target"]
+        _want(
+            isinstance(target, int) and not isinstance(target, bool) and target >= 0,
+            "redaction target must be a seq",
+        )
+        _want(
+            isinstance(meta["content"], str) and HASH_RE.fullmatch(meta["content"]) is not None,
+            "redaction content must be a b3: hash",
+        )
+        _want(
+            isinstance(meta["reason"], str) and 0 < len(meta["reason"]) <= 1000,
+            "redaction reason must be a string of 1-1000 characters",
+        )
+    elif kind == "key-rotation":
+        _want(
+            set(meta) == {"new_key", "new_sig"},
+            "key-rotation meta must hold exactly: new_key, new_sig",
+        )
+        _want(
+            isinstance(meta["new_key"], str) and KEY_RE.fullmatch(meta["new_key"]) is not None,
+            "key-rotation new_key must be ed25519:<64 hex>",
+        )
+        _want(
+            isinstance(meta["new_sig"], str) and SIG_RE.fullmatch(meta["new_sig"]) is not None,
+            "key-rotation new_sig must be 128 hex characters",
+        )
+
+
+def check_fields(obj: dict[str, Any]) -> None:
+    """Step 2: exact field set, types, enums and ranges. Raises Malformed."""
+    missing = FIELDS - obj.keys()
+    extra = obj.keys() - FIELDS
+    _want(not missing, f"missing field(s): {', '.join(sorted(missing))}")
+    _want(not extra, f"unknown field(s): {', '.join(sorted(extra))}")
+    _want(
+        obj["v"] == FORMAT_VERSION and type(obj["v"]) is int,
+        f"unsupported format version {obj['v']!r}",
+    )
+    seq = obj["seq"]
+    _want(type(seq) is int and 0 <= seq <= 2**53 - 1, "seq must be a non-negative integer")
+    _want(
+        isinstance(obj["ts"], str) and TS_RE.fullmatch(obj["ts"]) is not None,
+        "ts must be YYYY-MM-DDTHH:MM:SS.ffffffZ",
+    )
+    _want(obj["type"] in TYPES, f"unknown type {obj['type']!r}")
+    _want(obj["tier"] in TIERS, f"unknown tier {obj['tier']!r}")
+    _want(obj["source"] in SOURCES, f"unknown source {obj['source']!r}")
+    imp = obj["importance"]
+    _want(type(imp) is int and 0 <= imp <= 100, "importance must be an integer 0..100")
+    content, size = obj["content"], obj["size"]
+    _want(type(size) is int and 0 <= size <= 2**53 - 1, "size must be a non-negative integer")
+    system = obj["type"] in SYSTEM_TYPES
+    if system:
+        _want(content is None and size == 0, f"{obj['type']} entry carries no content")
+        _want(obj["tier"] == "committed", f"{obj['type']} entry must be tier committed")
+    else:
+        _want(
+            isinstance(content, str) and HASH_RE.fullmatch(content) is not None,
+            "content must be a b3: hash",
+        )
+    prev = obj["prev"]
+    if seq == 0:
+        _want(prev is None, "seq 0 must have prev null")
+        _want(obj["type"] == "genesis", "seq 0 must be the genesis entry")
+    else:
+        _want(
+            isinstance(prev, str) and HASH_RE.fullmatch(prev) is not None, "prev must be a b3: hash"
+        )
+        _want(obj["type"] != "genesis", "genesis may only be seq 0")
+    _want(
+        isinstance(obj["key"], str) and KEY_RE.fullmatch(obj["key"]) is not None,
+        "key must be ed25519:<64 hex>",
+    )
+    _want(
+        isinstance(obj["sig"], str) and SIG_RE.fullmatch(obj["sig"]) is not None,
+        "sig must be 128 hex characters",
+    )
+    meta = obj["meta"]
+    _want(isinstance(meta, dict), "meta must be an object")
+    try:
+        check_value(meta, max_depth=MAX_META_DEPTH)
+    except ValueDomainError as exc:
+        raise Malformed(2, str(exc)) from None
+    _want(len(canonical(meta)) <= MAX_META_BYTES, f"meta exceeds {MAX_META_BYTES} bytes")
+    if system:
+        _check_system_meta(obj)
+
+
+def parse_line(line: bytes) -> ParsedEntry:
+    """Steps 1-3 for one line given without its newline. Raises Malformed."""
+    # Step 1: framing. The newline itself is checked by the reader.
+    if len(line) + 1 > MAX_LINE_BYTES:
+        raise Malformed(1, f"line exceeds {MAX_LINE_BYTES} bytes")
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise Malformed(1, "line is not valid UTF-8 JSON") from None
+    if not isinstance(obj, dict):
+        raise Malformed(1, "line is not a JSON object")
+    # Step 2: fields.
+    check_fields(obj)
+    # Step 3: canonical form, so that every entry has exactly one encoding.
+    if canonical(obj) != line:
+        raise Malformed(3, "line is not in canonical form (RFC 8785)")
+    return ParsedEntry(obj, line)
+
+
+def signing_message(obj: dict[str, Any]) -> bytes:
+    """The bytes the entry signature covers: tag + JCS(entry without sig)."""
+    unsigned = {k: v for k, v in obj.items() if k != "sig"}
+    return ENTRY_TAG + canonical(unsigned)
+
+
+def rotation_message(obj: dict[str, Any]) -> bytes:
+    """The bytes the new key signs in a key-rotation entry.
+
+    Tag + JCS(entry without sig and without meta.new_sig).
+    """
+    meta = {k: v for k, v in obj["meta"].items() if k != "new_sig"}
+    unsigned = {k: v for k, v in obj.items() if k not in ("sig", "meta")}
+    unsigned["meta"] = meta
+    return ROTATION_TAG + canonical(unsigned)

@@ -1,0 +1,183 @@
+"""The cached head: what an append needs, without reading the chain.
+
+head.json records the chain's size, byte length, the offset and hash of its
+last line, the last ts and the current key. It is a cache: written with an
+atomic rename but no fsync, checked against the chain on every open, and
+rebuilt from the chain when lost. Opening for a write also recovers:
+
+- complete lines beyond the head (a writer crashed after its fsync but
+  before updating head.json) are checked and adopted;
+- an unterminated last line (a writer crashed mid-append; never
+  acknowledged) is moved to quarantine/ with a warning, then cut off;
+- a chain shorter than the head, or whose last line no longer hashes to the
+  head, is refused: that is truncation or rewriting, not a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import orjson
+
+from .canonical import b3
+from .config import Layout
+from .errors import IntegrityError, OperationalError
+from .fsutil import fsync_dir
+from .verify import ChainState, LineResult, check_line
+
+__all__ = ["Head", "TornTailWarning", "load_head", "recover", "save_head"]
+
+
+class TornTailWarning(UserWarning):
+    """An unterminated last line was moved to quarantine."""
+
+
+@dataclass(slots=True)
+class Head:
+    size: int = 0  # number of entries
+    offset: int = 0  # byte length of chain.jsonl covered
+    last_offset: int = 0  # where the last line starts
+    hash: str | None = None  # b3 of the last line
+    ts: str = ""
+    key: str | None = None  # current signing key
+    chain_id: str | None = None
+
+
+def load_head(layout: Layout) -> Head | None:
+    """The cached head, or None when missing or unreadable."""
+    try:
+        data = orjson.loads(layout.head.read_bytes())
+        return Head(**data)
+    except (OSError, orjson.JSONDecodeError, TypeError):
+        return None
+
+
+def save_head(layout: Layout, head: Head) -> None:
+    tmp = layout.head.with_name("head.json.tmp")
+    tmp.write_bytes(orjson.dumps(asdict(head)))
+    os.replace(tmp, layout.head)
+
+
+def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
+    """Save ``data`` (the torn tail at ``start``) aside, then cut it off."""
+    layout.quarantine.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    dest = layout.quarantine / f"chain.jsonl.{start}.{stamp}.torn"
+    with open(dest, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    fsync_dir(layout.quarantine)
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    warnings.warn(
+        f"chain.jsonl ended with an unterminated line of {len(data)} bytes at offset {start} "
+        f"(an interrupted write, never acknowledged); moved to {dest}",
+        TornTailWarning,
+        stacklevel=3,
+    )
+    return dest
+
+
+def _check_at_head(layout: Layout, fd: int, head: Head, file_size: int) -> None:
+    if file_size < head.offset:
+        raise IntegrityError(
+            f"chain.jsonl is {file_size} bytes, but the cached head covers {head.offset} "
+            f"bytes ({head.size} entries): the chain was truncated",
+            reason="truncated",
+            seq=head.size,
+            hint="run `memory-chain verify`; restore the chain from a backup or export",
+        )
+    if head.size == 0:
+        return
+    last = os.pread(fd, head.offset - head.last_offset, head.last_offset)
+    if not last.endswith(b"\n") or b3(last[:-1]) != head.hash:
+        raise IntegrityError(
+            f"the line at seq {head.size - 1} no longer hashes to the cached head {head.hash}: "
+            "the chain was rewritten",
+            reason="rewritten",
+            seq=head.size - 1,
+            hint="run `memory-chain verify`; remove head.json only if the new chain is trusted",
+        )
+
+
+def recover(layout: Layout, fd: int, *, check_signatures: bool = True) -> Head:
+    """Return the head of the chain open (read-write) at ``fd``.
+
+    Must be called with the write lock held. Adopts complete lines beyond
+    the cached head, quarantines a torn tail, and saves the head if it moved.
+    """
+    cached = load_head(layout)
+    head = cached if cached is not None else Head()
+    file_size = os.fstat(fd).st_size
+    if cached is not None:
+        _check_at_head(layout, fd, head, file_size)
+    if file_size == head.offset and cached is not None:
+        return head
+    tail = _read(fd, head.offset, file_size - head.offset)
+    lines = tail.split(b"\n")
+    torn = lines.pop()  # b"" when the tail ends with a newline
+    state = ChainState(
+        size=head.size, head=head.hash, ts=head.ts, key=head.key, chain_id=head.chain_id
+    )
+    offset = head.offset
+    # Without a cached head, the whole chain is rolled forward once; its
+    # signatures are left to `verify` (which checks every step).
+    sigs = check_signatures and cached is not None
+    for line in lines:
+        result = check_line(line, None, signatures=sigs)
+        failure = _apply_light(state, result)
+        if failure is not None:
+            raise IntegrityError(
+                f"line at seq {state.size} beyond the cached head does not follow it: {failure}",
+                reason="bad-tail",
+                seq=state.size,
+                hint="run `memory-chain verify` for the full report",
+            )
+        head.last_offset = offset
+        offset += len(line) + 1
+    if torn:
+        _quarantine(layout, fd, offset, torn)
+    head.size, head.offset, head.hash = state.size, offset, state.head
+    head.ts, head.key, head.chain_id = state.ts, state.key, state.chain_id
+    save_head(layout, head)
+    return head
+
+
+def _apply_light(state: ChainState, r: LineResult) -> str | None:
+    """Steps 1-8 (not the redaction rules, which need the whole chain)."""
+    if r.error is not None:
+        return r.error[2]
+    if r.seq != state.size:
+        return f"expected seq {state.size}, found {r.seq}"
+    if r.prev != state.head:
+        return "prev does not match the previous line"
+    if r.ts < state.ts:
+        return "ts goes backwards"
+    if state.size > 0 and r.key != state.key:
+        return f"signed by {r.key}, not the current key {state.key}"
+    if not r.sig_ok or not r.rotation_ok:
+        return "signature does not verify"
+    if r.seq == 0:
+        state.chain_id, state.key = r.hash, r.key
+    elif r.type == "key-rotation":
+        state.key = r.new_key
+    state.head, state.ts = r.hash, r.ts
+    state.size += 1
+    return None
+
+
+def _read(fd: int, offset: int, length: int) -> bytes:
+    chunks = []
+    while length > 0:
+        chunk = os.pread(fd, min(length, 1 << 24), offset)
+        if not chunk:
+            raise OperationalError("chain.jsonl changed while it was being read")
+        chunks.append(chunk)
+        offset += len(chunk)
+        length -= len(chunk)
+    return b"".join(chunks)

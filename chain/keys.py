@@ -1,0 +1,260 @@
+"""Signing keys in three modes: raw file, passphrase-encrypted file, env.
+
+- raw: ``agent.key`` holds the 32-byte Ed25519 seed as hex, mode 0600; a
+  key file readable by group or others is refused.
+- encrypted: ``agent.key.enc`` holds the seed sealed with libsodium's
+  secretbox under a key derived by argon2id from a passphrase.
+- env: the seed is read from ``MEMORY_CHAIN_SIGNING_KEY`` (hex) on every use.
+
+A secret key is never printed, logged or put in an exception message.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import orjson
+from nacl import bindings, pwhash, secret, utils
+from nacl.exceptions import BadSignatureError, CryptoError
+from nacl.signing import SigningKey, VerifyKey
+
+from .errors import InputError, KeyAccessError
+
+__all__ = [
+    "ENV_KEY",
+    "ENV_NEW_KEY",
+    "ENV_PASSPHRASE",
+    "KEY_MODES",
+    "PassphraseSource",
+    "Signer",
+    "key_file",
+    "load_signer",
+    "parse_public_key",
+    "read_public_key_file",
+    "store_signer",
+    "verify_sig",
+]
+
+KEY_MODES: Final = ("raw", "encrypted", "env")
+ENV_KEY: Final = "MEMORY_CHAIN_SIGNING_KEY"
+ENV_NEW_KEY: Final = "MEMORY_CHAIN_NEW_SIGNING_KEY"
+ENV_PASSPHRASE: Final = "MEMORY_CHAIN_PASSPHRASE"
+KEY_PREFIX: Final = "ed25519:"
+
+#: Called with a prompt and whether to confirm; returns the passphrase.
+PassphraseSource = Callable[[str, bool], str]
+
+
+class Signer:
+    """An Ed25519 signing key. Its repr and str never show the secret."""
+
+    __slots__ = ("_sk", "key_id", "public")
+
+    def __init__(self, seed: bytes) -> None:
+        if len(seed) != 32:
+            raise KeyAccessError("an Ed25519 seed is 32 bytes")
+        self._sk = SigningKey(seed)
+        self.public = bytes(self._sk.verify_key)
+        self.key_id = KEY_PREFIX + self.public.hex()
+
+    @classmethod
+    def generate(cls) -> Signer:
+        return cls(utils.random(32))
+
+    def sign(self, message: bytes) -> str:
+        """Return the detached signature over ``message`` as 128 hex chars."""
+        return self._sk.sign(message).signature.hex()
+
+    def seed(self) -> bytes:
+        """The secret seed, for writing it to its key file only."""
+        return bytes(self._sk)
+
+    def __repr__(self) -> str:
+        return f"Signer({self.key_id})"
+
+
+def verify_sig(key_id: str, message: bytes, sig_hex: str) -> bool:
+    """True when ``sig_hex`` is a valid Ed25519 signature of ``message``."""
+    public = bytes.fromhex(key_id[len(KEY_PREFIX) :])
+    try:
+        bindings.crypto_sign_open(bytes.fromhex(sig_hex) + message, public)
+    except (BadSignatureError, CryptoError, ValueError):
+        return False
+    return True
+
+
+def parse_public_key(text: str) -> str:
+    """Accept ``ed25519:<hex>`` or bare hex; return the ``ed25519:`` form."""
+    text = text.strip()
+    hex_part = text[len(KEY_PREFIX) :] if text.startswith(KEY_PREFIX) else text
+    try:
+        raw = bytes.fromhex(hex_part)
+        if len(raw) != 32:
+            raise ValueError
+        VerifyKey(raw)
+    except (ValueError, CryptoError):
+        raise InputError(
+            f"not an Ed25519 public key: {text[:80]!r}",
+            hint="give ed25519:<64 hex characters>, as `memory-chain keys export-public` prints",
+        ) from None
+    return KEY_PREFIX + raw.hex()
+
+
+def _seed_from_hex(text: str, origin: str) -> bytes:
+    try:
+        seed = bytes.fromhex(text.strip())
+    except ValueError:
+        seed = b""
+    if len(seed) != 32:
+        raise KeyAccessError(
+            f"{origin} is not a 64-hex-character Ed25519 seed",
+            hint="generate one with `openssl rand -hex 32`",
+        )
+    return seed
+
+
+def key_file(data_dir: Path, mode: str) -> Path | None:
+    """Where the secret key of ``mode`` lives (None for env mode)."""
+    if mode == "raw":
+        return data_dir / "agent.key"
+    if mode == "encrypted":
+        return data_dir / "agent.key.enc"
+    return None
+
+
+def _check_private(path: Path) -> None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise KeyAccessError(
+            f"signing key not found: {path}",
+            hint="this chain may be read-only (imported), or the key was moved",
+        ) from None
+    except OSError as exc:
+        raise KeyAccessError(f"cannot read signing key {path}: {exc.strerror}") from None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyAccessError(
+            f"refusing to use {path}: readable by group or others "
+            f"(mode {stat.S_IMODE(st.st_mode):04o})",
+            hint=f"run `chmod 600 {path}`",
+        )
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Create ``path`` with mode 0600 and durable contents."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _seal(seed: bytes, public_id: str, passphrase: str) -> bytes:
+    salt = utils.random(pwhash.argon2id.SALTBYTES)
+    ops = pwhash.argon2id.OPSLIMIT_MODERATE
+    mem = pwhash.argon2id.MEMLIMIT_INTERACTIVE
+    box_key = pwhash.argon2id.kdf(
+        secret.SecretBox.KEY_SIZE, passphrase.encode(), salt, opslimit=ops, memlimit=mem
+    )
+    sealed = secret.SecretBox(box_key).encrypt(seed)
+    doc = {
+        "format": "memory-chain-key/1",
+        "kdf": "argon2id13",
+        "opslimit": ops,
+        "memlimit": mem,
+        "salt": salt.hex(),
+        "secretbox": bytes(sealed).hex(),
+        "public_key": public_id,
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _unseal(path: Path, passphrase: str) -> bytes:
+    try:
+        doc = orjson.loads(path.read_bytes())
+        salt = bytes.fromhex(doc["salt"])
+        sealed = bytes.fromhex(doc["secretbox"])
+        ops, mem = int(doc["opslimit"]), int(doc["memlimit"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise KeyAccessError(f"encrypted key file is unreadable or corrupt: {path}") from None
+    box_key = pwhash.argon2id.kdf(
+        secret.SecretBox.KEY_SIZE, passphrase.encode(), salt, opslimit=ops, memlimit=mem
+    )
+    try:
+        return bytes(secret.SecretBox(box_key).decrypt(sealed))
+    except CryptoError:
+        raise KeyAccessError(
+            "wrong passphrase for the encrypted signing key",
+            hint=f"check {ENV_PASSPHRASE} or the passphrase you typed",
+        ) from None
+
+
+def store_signer(
+    signer: Signer,
+    path: Path | None,
+    mode: str,
+    passphrase: PassphraseSource | None,
+) -> None:
+    """Write ``signer``'s seed to ``path`` in ``mode`` (no-op for env mode)."""
+    if mode == "env" or path is None:
+        return
+    if mode == "raw":
+        _write_private(path, signer.seed().hex().encode() + b"\n")
+        return
+    if passphrase is None:
+        raise KeyAccessError("a passphrase is needed for an encrypted key")
+    phrase = passphrase("Passphrase for the new signing key", True)
+    if not phrase:
+        raise InputError("the passphrase is empty")
+    _write_private(path, _seal(signer.seed(), signer.key_id, phrase))
+
+
+def load_signer(
+    path: Path | None,
+    mode: str,
+    passphrase: PassphraseSource | None,
+    env_var: str = ENV_KEY,
+) -> Signer:
+    """Load the signing key stored at ``path`` in ``mode``."""
+    if mode == "env":
+        value = os.environ.get(env_var)
+        if not value:
+            raise KeyAccessError(
+                f"{env_var} is not set",
+                hint="this chain uses key mode env: export the 64-hex-character seed",
+            )
+        return Signer(_seed_from_hex(value, env_var))
+    if path is None:
+        raise KeyAccessError(f"unknown key mode {mode!r}")
+    _check_private(path)
+    if mode == "raw":
+        try:
+            return Signer(_seed_from_hex(path.read_text("ascii"), str(path)))
+        except (OSError, UnicodeDecodeError):
+            raise KeyAccessError(f"cannot read signing key {path}") from None
+    if mode == "encrypted":
+        if passphrase is None:
+            raise KeyAccessError("a passphrase is needed to unlock the signing key")
+        return Signer(_unseal(path, passphrase("Passphrase for the signing key", False)))
+    raise KeyAccessError(f"unknown key mode {mode!r}")
+
+
+def read_public_key_file(path: Path) -> str:
+    """Read an ``agent.pub`` style file."""
+    try:
+        return parse_public_key(path.read_text("ascii"))
+    except (OSError, UnicodeDecodeError):
+        raise KeyAccessError(f"cannot read public key {path}") from None

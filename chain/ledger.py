@@ -1,0 +1,385 @@
+"""The write path: init, add, batch add. O(1) in chain length.
+
+One add: validate input -> take the lock (flock) -> recover the head ->
+write the content blob durably -> append the signed line and fdatasync ->
+update the cached head -> unlock -> return. Nothing reads the chain beyond
+the cached head, so the cost does not grow with the chain.
+
+A batch add validates every item first, writes all blobs and syncs the
+filesystem once, writes the lines to batch.journal (fsync), appends them to
+the chain in one write (fdatasync) and removes the journal. A crash after
+the journal is durable rolls the batch forward on the next open; a crash
+before leaves nothing: a batch is all or nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .canonical import ValueDomainError, b3, canonical, check_value
+from .config import Config, Layout
+from .content import ContentStore
+from .entry import (
+    CONTENT_TYPES,
+    FORMAT_VERSION,
+    MAX_META_BYTES,
+    MAX_META_DEPTH,
+    SOURCES,
+    TIERS,
+    default_importance,
+    format_ts,
+    parse_line,
+    signing_message,
+)
+from .errors import ChainStateError, InputError, KeyAccessError, OperationalError
+from .fsutil import fsync_dir, sync_filesystem, write_all
+from .head import Head, recover, save_head
+from .keys import KEY_MODES, PassphraseSource, Signer, key_file, load_signer, store_signer
+
+__all__ = ["Appended", "Clock", "Ledger", "NewEntry"]
+
+#: Returns the current time in microseconds since the Unix epoch.
+Clock = Callable[[], int]
+
+
+def system_clock() -> int:
+    return time.time_ns() // 1000
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    """A memory to add, validated on construction."""
+
+    content: bytes
+    type: str = "memory"
+    tier: str = "relationship"
+    source: str = "manual"
+    importance: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def check(self, max_content: int) -> None:
+        """Raise InputError unless this entry can be signed and stored."""
+        if self.type not in CONTENT_TYPES:
+            raise InputError(
+                f"unknown type {self.type!r}", hint=f"choose one of: {', '.join(CONTENT_TYPES)}"
+            )
+        if self.tier not in TIERS:
+            raise InputError(
+                f"unknown tier {self.tier!r}", hint=f"choose one of: {', '.join(TIERS)}"
+            )
+        if self.source not in SOURCES:
+            raise InputError(
+                f"unknown source {self.source!r}", hint=f"choose one of: {', '.join(SOURCES)}"
+            )
+        imp = self.importance
+        if imp is not None and (type(imp) is not int or not 0 <= imp <= 100):
+            raise InputError(f"importance must be an integer 0..100, not {imp!r}")
+        check_content(self.content, max_content)
+        if not isinstance(self.meta, dict):
+            raise InputError("metadata must be a JSON object")
+        try:
+            check_value(self.meta, max_depth=MAX_META_DEPTH)
+        except ValueDomainError as exc:
+            raise InputError(f"invalid metadata: {exc}") from None
+        if len(canonical(self.meta)) > MAX_META_BYTES:
+            raise InputError(f"metadata exceeds {MAX_META_BYTES} bytes")
+
+
+def check_content(content: bytes, max_content: int) -> None:
+    if not content:
+        raise InputError("content is empty")
+    if len(content) > max_content:
+        raise InputError(
+            f"content is {len(content)} bytes; the limit is {max_content}",
+            hint="split it, or raise max_content_bytes in config.json",
+        )
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"content is not valid UTF-8 (byte {exc.start})") from None
+    if b"\x00" in content:
+        raise InputError(f"content contains a NUL byte (byte {content.index(0)})")
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What an add returns: the entry as written."""
+
+    seq: int
+    hash: str
+    ts: str
+    content: str | None
+    line: bytes
+
+
+class Ledger:
+    """One data directory: read helpers and the locked write path."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        passphrase: PassphraseSource | None = None,
+        clock: Clock = system_clock,
+    ) -> None:
+        self.layout = Layout(root)
+        self.config = Config.load(self.layout)
+        self.store = ContentStore(self.layout.content)
+        self.passphrase = passphrase
+        self.clock = clock
+        self._signer: Signer | None = None
+
+    # -- creation -------------------------------------------------------
+
+    @classmethod
+    def init(
+        cls,
+        root: Path,
+        *,
+        name: str,
+        key_mode: str = "raw",
+        passphrase: PassphraseSource | None = None,
+        clock: Clock = system_clock,
+        signer: Signer | None = None,
+    ) -> Ledger:
+        """Create a data directory with its key, config and genesis entry."""
+        layout = Layout(root)
+        if key_mode not in KEY_MODES:
+            raise InputError(f"unknown key mode {key_mode!r}", hint="use raw, encrypted or env")
+        if not name or len(name) > 200:
+            raise InputError("the agent name must be 1-200 characters")
+        if layout.config.exists() or layout.chain.exists():
+            raise ChainStateError(
+                f"a chain already exists in {root}",
+                hint="use another --dir, or keep using this one",
+            )
+        if signer is None:
+            signer = load_signer(None, "env", None) if key_mode == "env" else Signer.generate()
+        try:
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise OperationalError(f"cannot create {root}: {exc.strerror}") from None
+        store_signer(signer, key_file(root, key_mode), key_mode, passphrase)
+        layout.public_key.write_text(signer.key_id + "\n")
+        ts = format_ts(clock())
+        obj: dict[str, Any] = {
+            "v": FORMAT_VERSION,
+            "seq": 0,
+            "ts": ts,
+            "type": "genesis",
+            "tier": "committed",
+            "source": "manual",
+            "importance": 100,
+            "content": None,
+            "size": 0,
+            "prev": None,
+            "key": signer.key_id,
+            "meta": {"name": name},
+        }
+        obj["sig"] = signer.sign(signing_message(obj))
+        line = canonical(obj)
+        parse_line(line)
+        fd = os.open(layout.chain, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        try:
+            write_all(fd, line + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(root)
+        chain_id = b3(line)
+        Config.new(name, key_mode, chain_id).save(layout)
+        save_head(
+            layout,
+            Head(
+                size=1,
+                offset=len(line) + 1,
+                last_offset=0,
+                hash=chain_id,
+                ts=ts,
+                key=signer.key_id,
+                chain_id=chain_id,
+            ),
+        )
+        ledger = cls(root, passphrase=passphrase, clock=clock)
+        ledger._signer = signer
+        return ledger
+
+    # -- keys -----------------------------------------------------------
+
+    def adopt_signer(self, signer: Signer) -> None:
+        """Use ``signer`` from now on (after a rotation)."""
+        self._signer = signer
+
+    def signer(self) -> Signer:
+        """The current signing key (loaded once, prompting if encrypted)."""
+        if self._signer is None:
+            mode = self.config.key_mode
+            self._signer = load_signer(key_file(self.layout.root, mode), mode, self.passphrase)
+        return self._signer
+
+    # -- the lock -------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[tuple[int, Head]]:
+        """Hold the writer lock; yield the chain's fd and its recovered head."""
+        try:
+            lock_fd = os.open(self.layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise OperationalError(f"cannot open {self.layout.lock}: {exc.strerror}") from None
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            try:
+                fd = os.open(self.layout.chain, os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:
+                raise ChainStateError(
+                    f"{self.layout.chain} is missing", hint="restore it from a backup or an export"
+                ) from None
+            except OSError as exc:
+                raise OperationalError(f"cannot open {self.layout.chain}: {exc.strerror}") from None
+            try:
+                from .journal import roll_forward
+                from .rotate import finish_rotation
+
+                roll_forward(self.layout, fd)
+                head = recover(self.layout, fd)
+                finish_rotation(self, head)
+                yield fd, head
+            finally:
+                os.close(fd)
+        finally:
+            os.close(lock_fd)  # releases the flock
+
+    # -- adding ---------------------------------------------------------
+
+    def _entry(self, head: Head, item: NewEntry, content_hash: str, ts: str) -> dict[str, Any]:
+        importance = item.importance
+        if importance is None:
+            importance = default_importance(item.type, item.tier)
+        return {
+            "v": FORMAT_VERSION,
+            "seq": head.size,
+            "ts": ts,
+            "type": item.type,
+            "tier": item.tier,
+            "source": item.source,
+            "importance": importance,
+            "content": content_hash,
+            "size": len(item.content),
+            "prev": head.hash,
+            "key": head.key,
+            "meta": item.meta,
+        }
+
+    def next_ts(self, head: Head) -> str:
+        """Now, or the head's ts if the clock went backwards (ts never decreases)."""
+        return max(format_ts(self.clock()), head.ts)
+
+    def check_signer(self, signer: Signer, head: Head) -> None:
+        if signer.key_id != head.key:
+            raise KeyAccessError(
+                f"the signing key {signer.key_id} is not the chain's current key {head.key}",
+                hint="use the key named by the last key rotation",
+            )
+
+    def sign_line(self, obj: dict[str, Any], signer: Signer) -> bytes:
+        """Sign ``obj``, self-check the line against steps 1-3, return it."""
+        obj["sig"] = signer.sign(signing_message(obj))
+        line = canonical(obj)
+        parse_line(line)
+        return line
+
+    def append_line(self, fd: int, head: Head, line: bytes) -> Appended:
+        """Append one signed line durably and advance the cached head."""
+        write_all(fd, line + b"\n")
+        os.fdatasync(fd)
+        return self._advance(head, [line])[0]
+
+    def _advance(self, head: Head, lines: Sequence[bytes]) -> list[Appended]:
+        out = []
+        for line in lines:
+            obj = parse_line(line).obj
+            digest = b3(line)
+            head.last_offset = head.offset
+            head.offset += len(line) + 1
+            head.size += 1
+            head.hash = digest
+            head.ts = obj["ts"]
+            if obj["type"] == "key-rotation":
+                head.key = obj["meta"]["new_key"]
+            out.append(Appended(obj["seq"], digest, obj["ts"], obj["content"], line))
+        save_head(self.layout, head)
+        return out
+
+    def add(self, item: NewEntry) -> Appended:
+        """Add one memory durably; return when it is on disk."""
+        item.check(self.config.max_content_bytes)
+        signer = self.signer()
+        with self.locked() as (fd, head):
+            self.check_signer(signer, head)
+            content_hash = self.store.put(item.content)
+            obj = self._entry(head, item, content_hash, self.next_ts(head))
+            return self.append_line(fd, head, self.sign_line(obj, signer))
+
+    def add_batch(self, items: Sequence[NewEntry]) -> list[Appended]:
+        """Add many memories with one lock and one chain fsync; all or nothing."""
+        if not items:
+            raise InputError("the batch is empty")
+        limit = self.config.max_content_bytes
+        for i, item in enumerate(items, 1):
+            try:
+                item.check(limit)
+            except InputError as exc:
+                raise InputError(f"batch item {i}: {exc.message}", hint=exc.hint) from None
+        signer = self.signer()
+        with self.locked() as (fd, head):
+            self.check_signer(signer, head)
+            hashes = [self.store.put(item.content, durable=False) for item in items]
+            sync_filesystem(self.layout.root)
+            ts = self.next_ts(head)
+            lines = []
+            shadow = Head(size=head.size, hash=head.hash, key=head.key)
+            for item, content_hash in zip(items, hashes, strict=True):
+                line = self.sign_line(self._entry(shadow, item, content_hash, ts), signer)
+                lines.append(line)
+                shadow.size += 1
+                shadow.hash = b3(line)
+            from .journal import append_batch
+
+            append_batch(self.layout, fd, head.offset, lines)
+            return self._advance(head, lines)
+
+    # -- reading --------------------------------------------------------
+
+    def iter_lines(self) -> Iterator[bytes]:
+        """Raw lines of chain.jsonl, each with its newline (the last may lack it)."""
+        try:
+            with open(self.layout.chain, "rb", buffering=1 << 20) as f:
+                yield from f
+        except FileNotFoundError:
+            raise ChainStateError(f"{self.layout.chain} is missing") from None
+        except OSError as exc:
+            raise OperationalError(f"cannot read {self.layout.chain}: {exc.strerror}") from None
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """Parsed entries in order (complete lines only; no verification)."""
+        import orjson
+
+        for raw in self.iter_lines():
+            if raw.endswith(b"\n"):
+                yield orjson.loads(raw)
+
+    def entry(self, seq: int) -> dict[str, Any]:
+        """The entry at ``seq`` (no verification)."""
+        if seq < 0:
+            raise InputError(f"seq must be >= 0, not {seq}")
+        for obj in self.entries():
+            if obj.get("seq") == seq:
+                return obj
+        raise InputError(f"no entry with seq {seq}", hint="`memory-chain log` lists the entries")

@@ -1,0 +1,93 @@
+"""Redaction: record that an entry's content is withdrawn, then delete it.
+
+The redaction entry names the target seq and its content hash and carries
+a reason (stored in the chain, in clear: never put a secret in it). After
+the entry is durable, the blob is deleted unless another live (unredacted)
+entry holds the same content. The target's line stays, so the chain still
+verifies; committed-tier content cannot be redacted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .entry import CONTENT_TYPES, FORMAT_VERSION, default_importance
+from .errors import InputError
+from .ledger import Appended, Ledger
+
+__all__ = ["Redacted", "redact"]
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    entry: Appended | None  # None when this call only finished an earlier redaction
+    target: int
+    content: str
+    blob_removed: bool
+    blob_shared: bool
+
+
+def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
+    """Redact the content of entry ``seq``. Raises InputError if not allowed."""
+    reason = reason.strip()
+    if not reason:
+        raise InputError("a redaction needs a reason", hint="pass --reason TEXT")
+    if len(reason) > 1000:
+        raise InputError("the reason is over 1000 characters")
+    signer = ledger.signer()
+    with ledger.locked() as (fd, head):
+        ledger.check_signer(signer, head)
+        if not 0 <= seq < head.size:
+            raise InputError(f"no entry with seq {seq} (the chain has {head.size})")
+        target = None
+        redacted_by: dict[int, int] = {}
+        holders: list[int] = []
+        for obj in ledger.entries():
+            if obj["seq"] >= head.size:
+                break
+            if obj["seq"] == seq:
+                target = obj
+            if obj["type"] == "redaction":
+                redacted_by[obj["meta"]["target"]] = obj["seq"]
+            if target is not None and obj["content"] == target["content"]:
+                holders.append(obj["seq"])
+        assert target is not None
+        if target["type"] not in CONTENT_TYPES:
+            raise InputError(f"seq {seq} is a {target['type']} entry, which has no content")
+        if target["tier"] == "committed":
+            raise InputError(
+                f"seq {seq} is in the committed tier, whose content cannot be redacted",
+                hint="committed memories are permanent by design",
+            )
+        content = target["content"]
+        # Earlier holders were collected before the target was found.
+        holders = [s for s in _holders(ledger, content, head.size) if s != seq]
+        shared = any(s not in redacted_by for s in holders)
+        if seq in redacted_by:
+            if not shared and ledger.store.exists(content):
+                removed = ledger.store.remove(content)
+                return Redacted(None, seq, content, removed, shared)
+            raise InputError(f"seq {seq} is already redacted (by seq {redacted_by[seq]})")
+        obj = {
+            "v": FORMAT_VERSION,
+            "seq": head.size,
+            "ts": ledger.next_ts(head),
+            "type": "redaction",
+            "tier": "committed",
+            "source": "manual",
+            "importance": default_importance("redaction", "committed"),
+            "content": None,
+            "size": 0,
+            "prev": head.hash,
+            "key": head.key,
+            "meta": {"target": seq, "content": content, "reason": reason},
+        }
+        appended = ledger.append_line(fd, head, ledger.sign_line(obj, signer))
+        removed = False if shared else ledger.store.remove(content)
+        return Redacted(appended, seq, content, removed, shared)
+
+
+def _holders(ledger: Ledger, content: str, size: int) -> list[int]:
+    return [
+        obj["seq"] for obj in ledger.entries() if obj["seq"] < size and obj["content"] == content
+    ]

@@ -1,0 +1,411 @@
+"""Chain verification: a pure function over bytes, in numbered steps.
+
+The steps below are the ones in specs/FORMAT.md section 5; the code labels
+each with the same number. For every line, in order:
+
+ 1. Framing: the line ends with "\\n", is at most 8192 bytes, and is one
+    UTF-8 JSON object. A last line without "\\n" is a torn tail: a warning,
+    not a failure (it was never acknowledged).
+ 2. Fields: exactly the v1 field set, with the types, enums and ranges of
+    FORMAT.md section 2; system entries carry their defined meta.
+ 3. Canonical form: the line is byte-equal to the JCS encoding of itself.
+ 4. Sequence: seq equals the line's position (first line seq 0, no gaps).
+ 5. Link: prev is the hash of the previous line (null at seq 0).
+ 6. Time: ts is not earlier than the previous entry's ts.
+ 7. Key: the entry is signed by the chain's current key: the genesis key,
+    or the new_key of the latest key-rotation entry before it. With a
+    trusted key given, the genesis key must equal it.
+ 8. Signature: sig is a valid Ed25519 signature by key over the entry tag
+    and the canonical entry without sig.
+ 9. System entries: a key-rotation's new_sig is valid by new_key over the
+    rotation tag and statement; a redaction targets an earlier,
+    unredacted, non-committed content entry and names its content hash.
+10. Content: a present blob hashes to the content hash and has the entry's
+    size; a missing blob is allowed only if a redaction (at any later seq)
+    names the entry.
+11. Chain id: with a chain id pinned, the hash of the genesis line equals it.
+12. End: a missing blob that no redaction named fails at its seq; an empty
+    chain fails.
+
+Steps 1-3, 8, 9 (signatures) and 10 (hashing) look at one line alone
+("stateless", run in parallel by parallel.py); the others follow the chain
+("stateful"). The first failure, in seq order, is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .canonical import b3
+from .entry import Malformed, parse_line, rotation_message, signing_message
+from .keys import verify_sig
+
+__all__ = [
+    "BlobGetter",
+    "ChainState",
+    "Failure",
+    "LineResult",
+    "Report",
+    "check_line",
+    "check_lines",
+    "verify_lines",
+]
+
+#: Returns a blob's bytes by content hash, or None when it is absent.
+BlobGetter = Callable[[str], "bytes | None"]
+
+BLOB_NONE, BLOB_OK, BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The first thing that did not verify."""
+
+    seq: int
+    step: int
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"seq {self.seq}: {self.message} (step {self.step}, {self.reason})"
+
+
+class LineResult(NamedTuple):
+    """What the stateless steps learned about one line (small, picklable)."""
+
+    hash: str
+    error: tuple[int, str, str] | None  # (step, reason, message) of steps 1-3
+    seq: int
+    ts: str
+    type: str
+    tier: str
+    content: str | None
+    size: int
+    prev: str | None
+    key: str
+    target: int  # redaction target seq, else -1
+    target_content: str | None
+    new_key: str | None
+    sig_ok: bool
+    rotation_ok: bool
+    blob: int  # BLOB_* code
+
+
+_COMMITTED, _CONTENT, _REDACTED = 1, 2, 4
+_ZERO32 = bytes(32)
+
+
+def check_line(line: bytes, blobs: BlobGetter | None, signatures: bool = True) -> LineResult:
+    """Run the stateless steps (1-3, 8, 9 signatures, 10 hashing) on one line.
+
+    ``line`` excludes its newline. With ``signatures`` False, steps 8 and 9's
+    signature checks are skipped (used only to rebuild state for a prefix
+    that was verified before).
+    """
+    digest = b3(line)
+    try:
+        entry = parse_line(line)  # steps 1-3
+    except Malformed as exc:
+        reason = "not-canonical" if exc.step == 3 else "malformed"
+        return LineResult(
+            digest,
+            (exc.step, reason, exc.message),
+            -1,
+            "",
+            "",
+            "",
+            None,
+            0,
+            None,
+            "",
+            -1,
+            None,
+            None,
+            False,
+            False,
+            BLOB_NONE,
+        )
+    obj = entry.obj
+    key: str = obj["key"]
+    sig_ok = True
+    rotation_ok = True
+    target, target_content, new_key = -1, None, None
+    meta = obj["meta"]
+    kind = obj["type"]
+    if signatures:
+        # Step 8.
+        sig_ok = verify_sig(key, signing_message(obj), obj["sig"])
+    if kind == "key-rotation":
+        new_key = meta["new_key"]
+        if signatures:
+            # Step 9, the new key's signature.
+            rotation_ok = verify_sig(meta["new_key"], rotation_message(obj), meta["new_sig"])
+    elif kind == "redaction":
+        target, target_content = meta["target"], meta["content"]
+    blob = BLOB_NONE
+    content = obj["content"]
+    if content is not None and blobs is not None:
+        # Step 10, the hashing half.
+        data = blobs(content)
+        if data is None:
+            blob = BLOB_ABSENT
+        elif b3(data) != content:
+            blob = BLOB_MISMATCH
+        elif len(data) != obj["size"]:
+            blob = BLOB_SIZE
+        else:
+            blob = BLOB_OK
+    return LineResult(
+        digest,
+        None,
+        obj["seq"],
+        obj["ts"],
+        kind,
+        obj["tier"],
+        content,
+        obj["size"],
+        obj["prev"],
+        key,
+        target,
+        target_content,
+        new_key,
+        sig_ok,
+        rotation_ok,
+        blob,
+    )
+
+
+def check_lines(
+    lines: Iterable[bytes], blobs: BlobGetter | None, signatures: bool = True
+) -> list[LineResult]:
+    """check_line over many lines (the unit of work of a parallel worker)."""
+    return [check_line(line, blobs, signatures) for line in lines]
+
+
+@dataclass(slots=True)
+class ChainState:
+    """What the stateful steps carry from one entry to the next.
+
+    Memory is 33 bytes per entry (a content digest and a flag byte), so
+    that redactions of any earlier entry can be checked.
+    """
+
+    size: int = 0
+    head: str | None = None  # hash of the last line
+    ts: str = ""
+    key: str | None = None  # the current signing key
+    chain_id: str | None = None
+    digests: bytearray = field(default_factory=bytearray)
+    flags: bytearray = field(default_factory=bytearray)
+    pending: dict[int, str] = field(default_factory=dict)  # seq -> missing blob
+
+    def apply(
+        self,
+        r: LineResult,
+        *,
+        trusted_key: str | None = None,
+        pinned_chain_id: str | None = None,
+    ) -> Failure | None:
+        """Apply steps 4-11 for the line at position ``self.size``."""
+        pos = self.size
+        if r.error is not None:
+            step, reason, message = r.error
+            return Failure(pos, step, reason, message)
+        # Step 4.
+        if r.seq != pos:
+            return Failure(pos, 4, "seq-gap", f"expected seq {pos}, found seq {r.seq}")
+        # Step 5.
+        if r.prev != self.head:
+            return Failure(
+                pos,
+                5,
+                "broken-link",
+                f"prev {r.prev} does not match the previous line's hash {self.head}",
+            )
+        # Step 6.
+        if r.ts < self.ts:
+            return Failure(
+                pos,
+                6,
+                "time-backwards",
+                f"ts {r.ts} is earlier than the previous entry's {self.ts}",
+            )
+        # Step 7.
+        if pos == 0:
+            if trusted_key is not None and r.key != trusted_key:
+                return Failure(
+                    0,
+                    7,
+                    "untrusted-key",
+                    f"genesis key {r.key} is not the trusted key {trusted_key}",
+                )
+        elif r.key != self.key:
+            return Failure(
+                pos, 7, "unknown-key", f"signed by {r.key}, not the chain's current key {self.key}"
+            )
+        # Step 8.
+        if not r.sig_ok:
+            return Failure(pos, 8, "bad-signature", "signature does not verify")
+        # Step 9.
+        failure = self._system_rules(pos, r)
+        if failure is not None:
+            return failure
+        # Step 10, the stateful half.
+        if r.blob == BLOB_MISMATCH:
+            return Failure(
+                pos, 10, "content-mismatch", f"blob {r.content} does not hash to its name"
+            )
+        if r.blob == BLOB_SIZE:
+            return Failure(
+                pos, 10, "content-mismatch", f"blob {r.content} is not {r.size} bytes long"
+            )
+        if r.blob == BLOB_ABSENT:
+            self.pending[pos] = r.content or ""
+        # Step 11.
+        if pos == 0 and pinned_chain_id is not None and r.hash != pinned_chain_id:
+            return Failure(
+                0, 11, "chain-id-mismatch", f"chain id {r.hash} is not the pinned {pinned_chain_id}"
+            )
+        self._advance(r)
+        return None
+
+    def _system_rules(self, pos: int, r: LineResult) -> Failure | None:
+        if r.type == "key-rotation":
+            if not r.rotation_ok:
+                return Failure(
+                    pos, 9, "invalid-rotation", "new_sig is not a valid signature by new_key"
+                )
+            if r.new_key == self.key:
+                return Failure(pos, 9, "invalid-rotation", "new_key is already the current key")
+        elif r.type == "redaction":
+            t = r.target
+            if t >= pos:
+                return Failure(
+                    pos, 9, "invalid-redaction", f"redaction targets seq {t}, not an earlier entry"
+                )
+            flags = self.flags[t]
+            if not flags & _CONTENT:
+                return Failure(
+                    pos, 9, "invalid-redaction", f"redaction targets seq {t}, which has no content"
+                )
+            if flags & _COMMITTED:
+                return Failure(
+                    pos,
+                    9,
+                    "invalid-redaction",
+                    f"redaction targets seq {t}, which is in the committed tier",
+                )
+            if flags & _REDACTED:
+                return Failure(pos, 9, "invalid-redaction", f"seq {t} is already redacted")
+            want = bytes(self.digests[32 * t : 32 * t + 32]).hex()
+            if r.target_content != "b3:" + want:
+                return Failure(
+                    pos,
+                    9,
+                    "invalid-redaction",
+                    f"redaction names {r.target_content}, but seq {t} holds b3:{want}",
+                )
+        return None
+
+    def _advance(self, r: LineResult) -> None:
+        flag = 0
+        if r.content is not None:
+            self.digests += bytes.fromhex(r.content[3:])
+            flag |= _CONTENT
+        else:
+            self.digests += _ZERO32
+        if r.tier == "committed":
+            flag |= _COMMITTED
+        self.flags.append(flag)
+        if r.type == "redaction":
+            self.flags[r.target] |= _REDACTED
+            self.pending.pop(r.target, None)
+        if r.seq == 0:
+            self.chain_id = r.hash
+            self.key = r.key
+        elif r.type == "key-rotation":
+            self.key = r.new_key
+        self.head = r.hash
+        self.ts = r.ts
+        self.size += 1
+
+    def finish(self) -> Failure | None:
+        """Step 12."""
+        if self.size == 0:
+            return Failure(0, 12, "empty-chain", "the chain has no entries")
+        if self.pending:
+            seq = min(self.pending)
+            return Failure(
+                seq,
+                12,
+                "missing-content",
+                f"blob {self.pending[seq]} is missing and was not redacted",
+            )
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The verdict on a chain."""
+
+    ok: bool
+    size: int  # entries that verified (the whole chain when ok)
+    head: str | None
+    chain_id: str | None
+    key: str | None
+    failure: Failure | None
+    torn_tail: int  # bytes of an unterminated last line (0 if none)
+    verified_from: int = 0
+
+
+def verify_lines(
+    lines: Iterable[bytes],
+    *,
+    blobs: BlobGetter | None = None,
+    trusted_key: str | None = None,
+    chain_id: str | None = None,
+    from_seq: int = 0,
+) -> Report:
+    """Verify a chain given as lines (each with its "\\n"; the last may lack it).
+
+    Entries before ``from_seq`` are trusted: only their links, sequence and
+    keys are followed (steps 1-7 without 8-10), to rebuild the state that
+    the entries from ``from_seq`` on are checked against.
+    """
+    state = ChainState()
+    torn = 0
+    pending_line: bytes | None = None
+    for raw in lines:
+        if pending_line is not None:
+            # A line without "\n" followed by more data is malformed.
+            unterminated = Failure(
+                state.size, 1, "malformed", "line is not terminated by a newline"
+            )
+            return _report(state, unterminated, 0, from_seq)
+        if not raw.endswith(b"\n"):
+            pending_line = raw
+            continue
+        line = raw[:-1]
+        full = state.size >= from_seq
+        result = check_line(line, blobs if full else None, signatures=full)
+        failure = state.apply(result, trusted_key=trusted_key, pinned_chain_id=chain_id)
+        if failure is not None:
+            return _report(state, failure, 0, from_seq)
+    if pending_line is not None:
+        torn = len(pending_line)
+    return _report(state, state.finish(), torn, from_seq)
+
+
+def _report(state: ChainState, failure: Failure | None, torn: int, from_seq: int) -> Report:
+    return Report(
+        ok=failure is None,
+        size=state.size,
+        head=state.head,
+        chain_id=state.chain_id,
+        key=state.key,
+        failure=failure,
+        torn_tail=torn,
+        verified_from=from_seq,
+    )
