@@ -1,0 +1,1 @@
+"""The `memory-chain` command line: thin click adapters over the library."""

@@ -1,0 +1,77 @@
+"""Options and helpers shared by the commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from memory_chain.chain.ledger import Ledger
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _remember_dir(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        ctx.ensure_object(dict)["dir"] = value
+    return value
+
+
+def dir_option(f: F) -> F:
+    """--dir, accepted before or after the command name."""
+    return click.option(
+        "--dir", "data_dir", metavar="PATH", expose_value=False, is_eager=True,
+        callback=_remember_dir,
+        help="Data directory (default: $MEMORY_CHAIN_DIR, else ~/.memory-chain).",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(f)
+
+
+def data_dir() -> Any:
+    from memory_chain.chain.config import resolve_dir
+
+    ctx = click.get_current_context()
+    root = ctx.find_root().ensure_object(dict)
+    return resolve_dir(root.get("dir"))
+
+
+def passphrase_source(prompt: str, confirm: bool) -> str:
+    """$MEMORY_CHAIN_PASSPHRASE, else a hidden prompt on a terminal."""
+    from memory_chain.chain.errors import KeyAccessError
+    from memory_chain.chain.keys import ENV_PASSPHRASE
+
+    value = os.environ.get(ENV_PASSPHRASE)
+    if value is not None:
+        return value
+    if not sys.stdin.isatty():
+        raise KeyAccessError(
+            "the signing key is encrypted and no passphrase was given",
+            hint=f"set {ENV_PASSPHRASE} or run in a terminal",
+        )
+    return str(click.prompt(prompt, hide_input=True, confirmation_prompt=confirm))
+
+
+def open_ledger() -> Ledger:
+    from memory_chain.chain.ledger import Ledger
+
+    return Ledger(data_dir(), passphrase=passphrase_source)
+
+
+def emit_json(data: Any) -> None:
+    import orjson
+
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+
+
+def arg_bytes(text: str) -> bytes:
+    """The bytes the user passed (undoing Python's surrogateescape decoding)."""
+    return os.fsencode(text)

@@ -1,0 +1,290 @@
+"""init, add, show, log, stats, redact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import (
+    CONTEXT_SETTINGS,
+    arg_bytes,
+    data_dir,
+    dir_option,
+    emit_json,
+    json_option,
+    open_ledger,
+    passphrase_source,
+)
+
+TYPES = ("memory", "identity", "decision", "commitment", "preference", "fact", "lesson", "episode")
+TIERS = ("committed", "relationship", "ephemeral")
+SOURCES = ("manual", "auto", "curation")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--name", default="agent", show_default=True, help="The agent's name (in genesis).")
+@click.option("--key-mode", type=click.Choice(["raw", "encrypted", "env"]), default="raw",
+              show_default=True,
+              help="raw: key file (0600); encrypted: passphrase; env: $MEMORY_CHAIN_SIGNING_KEY.")
+@dir_option
+@json_option
+def init(name: str, key_mode: str, as_json: bool) -> None:
+    """Create a data directory: a signing key, config and the genesis entry.
+
+    \b
+    Example:
+        memory-chain init --name my-agent
+        MEMORY_CHAIN_PASSPHRASE=... memory-chain init --key-mode encrypted
+    """
+    from memory_chain.chain.ledger import Ledger
+
+    ledger = Ledger.init(data_dir(), name=name, key_mode=key_mode, passphrase=passphrase_source)
+    info = {"dir": str(ledger.layout.root), "chain_id": ledger.config.chain_id,
+            "key": ledger.signer().key_id, "key_mode": key_mode}
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"initialised {info['dir']}\nchain id {info['chain_id']}\nkey {info['key']}")
+
+
+def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
+    import orjson
+
+    from memory_chain.chain.errors import InputError
+
+    meta: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--meta {pair!r} is not KEY=VALUE")
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = raw  # plain text
+        if isinstance(value, float):
+            raise InputError(
+                f"--meta {key}={raw}: floats are not allowed in signed data",
+                hint=f"store it as text: --meta '{key}=\"{raw}\"'",
+            )
+        meta[key] = value
+    return meta
+
+
+def _read_source(text: str) -> bytes:
+    if text == "-":
+        return click.get_binary_stream("stdin").read()
+    return arg_bytes(text)
+
+
+def _batch_items(data: bytes) -> list[Any]:
+    import orjson
+
+    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.ledger import NewEntry
+
+    allowed = {"content", "type", "tier", "source", "importance", "meta"}
+    items = []
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise InputError(f"batch line {n}: not valid UTF-8 JSON") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("content"), str):
+            raise InputError(f"batch line {n}: want an object with a \"content\" string")
+        unknown = obj.keys() - allowed
+        if unknown:
+            raise InputError(f"batch line {n}: unknown field(s) {', '.join(sorted(unknown))}")
+        try:
+            content = obj["content"].encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"batch line {n}: content is not valid Unicode") from None
+        items.append(NewEntry(
+            content=content, type=obj.get("type", "memory"), tier=obj.get("tier", "relationship"),
+            source=obj.get("source", "manual"), importance=obj.get("importance"),
+            meta=obj.get("meta", {}),
+        ))
+    return items
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("text", required=False)
+@click.option("--type", "type_", default="memory", show_default=True, metavar="TYPE",
+              help=f"One of: {', '.join(TYPES)}.")
+@click.option("--tier", default="relationship", show_default=True, metavar="TIER",
+              help=f"One of: {', '.join(TIERS)}.")
+@click.option("--source", default="manual", show_default=True, metavar="SOURCE",
+              help=f"One of: {', '.join(SOURCES)}.")
+@click.option("--importance", type=int, default=None, metavar="0..100",
+              help="Importance (default: by type and tier).")
+@click.option("--meta", multiple=True, metavar="KEY=VALUE",
+              help="Metadata; VALUE is JSON (integer, string, list, object) or plain text.")
+@click.option("--batch", "batch", metavar="FILE|-",
+              help="Add JSON lines from FILE (- for stdin), all or nothing.")
+@dir_option
+@json_option
+def add(text: str | None, type_: str, tier: str, source: str, importance: int | None,
+        meta: tuple[str, ...], batch: str | None, as_json: bool) -> None:
+    """Add a memory (TEXT, or - for stdin) as a signed entry.
+
+    \b
+    Example:
+        memory-chain add "Use pnpm, not npm" --type decision --tier committed
+        echo "Deploys go out on Tuesdays" | memory-chain add - --type fact
+        memory-chain add --batch memories.jsonl
+    Batch lines look like {"content": "...", "type": "fact", "meta": {"k": 1}}.
+    """
+    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.ledger import NewEntry
+
+    if batch is not None:
+        if text is not None:
+            raise InputError("give TEXT or --batch, not both")
+        source_bytes = _read_source(batch) if batch == "-" else _read_file(batch)
+        results = open_ledger().add_batch(_batch_items(source_bytes))
+        if as_json:
+            emit_json([{"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content}
+                       for r in results])
+        else:
+            click.echo(f"added {len(results)} entries: seq {results[0].seq}..{results[-1].seq}")
+        return
+    if text is None:
+        raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
+    item = NewEntry(content=_read_source(text), type=type_, tier=tier, source=source,
+                    importance=importance, meta=_parse_meta(meta))
+    r = open_ledger().add(item)
+    if as_json:
+        emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
+    else:
+        click.echo(f"added seq {r.seq} {r.hash}")
+
+
+def _read_file(path: str) -> bytes:
+    from memory_chain.chain.errors import InputError
+
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _preview(view: Any, width: int = 72) -> str:
+    if view.redacted_by is not None:
+        return f"[redacted by seq {view.redacted_by}]"
+    e = view.entry
+    if e["type"] == "genesis":
+        return f"genesis of {e['meta']['name']}"
+    if e["type"] == "redaction":
+        return f"redacts seq {e['meta']['target']}: {e['meta']['reason']}"
+    if e["type"] == "key-rotation":
+        return f"rotates to {e['meta']['new_key']}"
+    if view.text is None:
+        return "[content missing]"
+    flat = " ".join(view.text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("seq", type=int)
+@click.option("--content", "with_content", is_flag=True, help="Also print the content.")
+@dir_option
+@json_option
+def show(seq: int, with_content: bool, as_json: bool) -> None:
+    """Show the entry at SEQ.
+
+    \b
+    Example:
+        memory-chain show 3 --content
+    """
+    from memory_chain.chain.views import entry_view
+
+    view = entry_view(open_ledger(), seq, with_content=with_content)
+    if as_json:
+        emit_json(view.as_dict())
+        return
+    for key, value in view.entry.items():
+        click.echo(f"{key:>10}  {value}")
+    if view.redacted_by is not None:
+        click.echo(f"{'redacted':>10}  by seq {view.redacted_by}")
+    if with_content and view.text is not None:
+        click.echo("")
+        click.echo(view.text)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--type", "type_", type=click.Choice(TYPES + ("genesis", "redaction", "key-rotation")),
+              default=None, help="Only this type.")
+@click.option("--tier", type=click.Choice(TIERS), default=None, help="Only this tier.")
+@dir_option
+@json_option
+def log(limit: int, type_: str | None, tier: str | None, as_json: bool) -> None:
+    """List the newest entries, newest first.
+
+    \b
+    Example:
+        memory-chain log --limit 5 --type decision
+    """
+    from memory_chain.chain.views import recent
+
+    views = recent(open_ledger(), limit=limit, type_=type_, tier=tier)
+    if as_json:
+        emit_json([v.as_dict() for v in views])
+        return
+    for v in views:
+        e = v.entry
+        click.echo(f"{e['seq']:>6}  {e['ts'][:19]}Z  {e['type']}/{e['tier']}  {_preview(v)}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@dir_option
+@json_option
+def stats(as_json: bool) -> None:
+    """Count entries by type, tier and source; show sizes, head and key.
+
+    \b
+    Example:
+        memory-chain stats --json
+    """
+    from memory_chain.chain.views import chain_stats
+
+    info = chain_stats(open_ledger())
+    if as_json:
+        emit_json(info)
+        return
+    for key, value in info.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+        click.echo(f"{key:>12}  {value}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("seq", type=int)
+@click.option("--reason", required=True, help="Why (stored in the chain in clear text).")
+@dir_option
+@json_option
+def redact(seq: int, reason: str, as_json: bool) -> None:
+    """Withdraw the content of entry SEQ; the chain still verifies.
+
+    A redaction entry is appended, then the content blob is deleted unless
+    another live entry shares it. Committed-tier content cannot be redacted.
+
+    \b
+    Example:
+        memory-chain redact 7 --reason "contained a password"
+    """
+    from memory_chain.chain.redact import redact as do_redact
+
+    r = do_redact(open_ledger(), seq, reason)
+    info = {"target": r.target, "seq": r.entry.seq if r.entry else None, "content": r.content,
+            "blob_removed": r.blob_removed, "blob_shared": r.blob_shared}
+    if as_json:
+        emit_json(info)
+        return
+    done = "finished an earlier redaction of" if r.entry is None else "redacted"
+    blob = "blob deleted" if r.blob_removed else (
+        "blob kept: another entry holds the same content" if r.blob_shared else "blob was absent")
+    click.echo(f"{done} seq {r.target}; {blob}")

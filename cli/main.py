@@ -1,0 +1,72 @@
+"""Entry point: the click group, shared options, and error handling.
+
+Every command parses its options, calls one library function and formats
+the result. Errors derived from MemoryChainError print one line (and a
+hint) and exit 1 for verification failures, 2 for everything else. Heavy
+modules are imported inside commands, so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import click
+
+from .common import CONTEXT_SETTINGS, dir_option
+from .keys_cmd import keys
+from .ledger_cmds import add, init, log, redact, show, stats
+from .verify_cmd import verify
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="memory-chain", prog_name="memory-chain")
+@dir_option
+def cli() -> None:
+    """Provable memory for AI agents: a signed, hash-linked chain of memories.
+
+    The data directory is --dir, else $MEMORY_CHAIN_DIR, else ~/.memory-chain.
+
+    \b
+    Example:
+        memory-chain init --name my-agent
+        memory-chain add "Use pnpm, not npm" --type decision --tier committed
+        memory-chain verify
+    """
+
+
+for command in (init, add, show, log, verify, stats, redact, keys):
+    cli.add_command(command)
+
+
+def _one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return (and exit with) 0 ok, 1 verification failed, 2 error."""
+    from memory_chain.chain.errors import MemoryChainError
+
+    warnings.showwarning = _one_line_warning
+    try:
+        cli.main(args=argv, prog_name="memory-chain", standalone_mode=False)
+    except MemoryChainError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except BrokenPipeError:
+        sys.exit(0)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        sys.exit(2)
+    sys.exit(0)

@@ -1,0 +1,66 @@
+"""verify."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import CONTEXT_SETTINGS, dir_option, emit_json, json_option, open_ledger
+
+
+def _trusted(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from pathlib import Path
+
+    from memory_chain.chain.keys import parse_public_key, read_public_key_file
+
+    path = Path(value)
+    return read_public_key_file(path) if path.is_file() else parse_public_key(value)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--from", "from_seq", type=click.IntRange(min=0), default=0,
+              help="Trust entries before SEQ; fully check from SEQ on.", metavar="SEQ")
+@click.option("--trusted-key", metavar="KEY|FILE",
+              help="The genesis key must be this (ed25519:<hex>, or a .pub file).")
+@click.option("--chain-id", metavar="ID", help="The chain id (b3:<hex>) must be this.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes to verify with (default: all cores for a large chain).")
+@dir_option
+@json_option
+def verify(from_seq: int, trusted_key: str | None, chain_id: str | None, workers: int | None,
+           as_json: bool) -> None:
+    """Check every entry's format, link, signature, key and content.
+
+    Exit 0 when the chain verifies, 1 when it does not (the first failing
+    seq and the reason are printed), 2 when it cannot be read.
+
+    \b
+    Example:
+        memory-chain verify
+        memory-chain verify --trusted-key ed25519:3b6a27bc... --json
+    """
+    from memory_chain.chain.audit import verify_ledger
+
+    report = verify_ledger(open_ledger(), from_seq=from_seq, trusted_key=_trusted(trusted_key),
+                           chain_id=chain_id, workers=workers)
+    f = report.failure
+    if as_json:
+        emit_json({
+            "ok": report.ok, "entries": report.size, "head": report.head,
+            "chain_id": report.chain_id, "key": report.key, "verified_from": from_seq,
+            "torn_tail_bytes": report.torn_tail,
+            "failure": None if f is None else {"seq": f.seq, "step": f.step, "reason": f.reason,
+                                               "message": f.message},
+        })
+    if report.torn_tail:
+        click.echo(f"warning: chain.jsonl ends with an unterminated line of {report.torn_tail} "
+                   "bytes (an interrupted write); the next add moves it to quarantine/", err=True)
+    if f is not None:
+        if not as_json:
+            click.echo(f"FAILED at seq {f.seq}: {f.message} (step {f.step}, {f.reason})", err=True)
+        sys.exit(1)
+    if not as_json:
+        click.echo(f"ok: {report.size} entries verified; head {report.head}")
