@@ -16,7 +16,6 @@ The directory is ``--dir``, else ``$MEMORY_CHAIN_DIR``, else
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,47 +40,33 @@ def resolve_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path.home() / ".memory-chain"
 
 
-@dataclass(frozen=True, slots=True)
 class Layout:
-    """Paths inside one data directory."""
+    """Paths inside one data directory (computed once: they are on the add path)."""
 
-    root: Path
+    __slots__ = (
+        "chain",
+        "config",
+        "content",
+        "head",
+        "journal",
+        "lock",
+        "public_key",
+        "quarantine",
+        "retired_keys",
+        "root",
+    )
 
-    @property
-    def chain(self) -> Path:
-        return self.root / "chain.jsonl"
-
-    @property
-    def config(self) -> Path:
-        return self.root / "config.json"
-
-    @property
-    def head(self) -> Path:
-        return self.root / "head.json"
-
-    @property
-    def content(self) -> Path:
-        return self.root / "content"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "lock"
-
-    @property
-    def journal(self) -> Path:
-        return self.root / "batch.journal"
-
-    @property
-    def quarantine(self) -> Path:
-        return self.root / "quarantine"
-
-    @property
-    def public_key(self) -> Path:
-        return self.root / "agent.pub"
-
-    @property
-    def retired_keys(self) -> Path:
-        return self.root / "keys" / "retired"
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.chain = root / "chain.jsonl"
+        self.config = root / "config.json"
+        self.head = root / "head.json"
+        self.content = root / "content"
+        self.lock = root / "lock"
+        self.journal = root / "batch.journal"
+        self.quarantine = root / "quarantine"
+        self.public_key = root / "agent.pub"
+        self.retired_keys = root / "keys" / "retired"
 
 
 class Config:

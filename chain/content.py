@@ -1,9 +1,11 @@
 """The content store: blobs named by their BLAKE3 hash.
 
 A blob for ``b3:abcdef...`` lives at ``content/ab/cdef...`` (the first two
-hex digits name a fan-out folder). Writes are atomic: temp file, fsync,
-rename, fsync of the folder. Two entries with the same content share one
-blob; redaction removes a blob only when no live entry still names it.
+hex digits name a fan-out folder). Writes are atomic (temp file, rename);
+durability is a separate step (sync), so that one add can write its blob
+and its line first and then pay for one journal commit, not two. Two
+entries with the same content share one blob; redaction removes a blob only
+when no live entry still names it.
 """
 
 from __future__ import annotations
@@ -23,53 +25,92 @@ class ContentStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = os.fspath(root)
+        self._new_folders: set[str] = set()  # made by put(), not yet synced
+        self._open: dict[str, int] = {}  # blobs written by put(), not yet synced
+
+    def close(self) -> None:
+        """Close descriptors of blobs written but never synced."""
+        for fd in self._open.values():
+            os.close(fd)
+        self._open.clear()
 
     def path(self, content_hash: str) -> Path:
+        return Path(self.file(content_hash))
+
+    def file(self, content_hash: str) -> str:
+        """The blob's path as a string (cheaper than a Path on hot paths)."""
         digest = content_hash[3:]
-        return self.root / digest[:2] / digest[2:]
+        return f"{self._root}/{digest[:2]}/{digest[2:]}"
 
     def get(self, content_hash: str) -> bytes | None:
         """The blob's bytes, or None when it is absent."""
         try:
-            with open(self.path(content_hash), "rb") as f:
-                return f.read()
+            fd = os.open(self.file(content_hash), os.O_RDONLY)
         except FileNotFoundError:
             return None
+        try:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def exists(self, content_hash: str) -> bool:
         return self.path(content_hash).exists()
 
-    def put(self, data: bytes, *, durable: bool = True) -> str:
-        """Store ``data``; return its hash. Idempotent.
+    def put(self, data: bytes) -> str:
+        """Write the blob for ``data`` atomically (temp file + rename); return its hash.
 
-        With ``durable`` the blob and its name are on disk when this returns;
-        without it the caller must call sync_filesystem before relying on it.
-        An existing blob whose bytes do not match its name is replaced.
+        Not yet durable: the caller calls sync() (or syncs the filesystem)
+        before acknowledging anything that names the blob. An existing blob
+        whose bytes do not match its name is replaced.
         """
         content_hash = b3(data)
-        path = self.path(content_hash)
         if self.get(content_hash) == data:
             return content_hash
-        folder = path.parent
-        if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
-            if durable:
-                fsync_dir(self.root)
-        tmp = folder / f".tmp-{secrets.token_hex(8)}"
+        path = self.file(content_hash)
+        folder = os.path.dirname(path)
+        try:
+            os.mkdir(folder)
+            self._new_folders.add(folder)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            self._new_folders.add(folder)
+        tmp = f"{folder}/.tmp-{secrets.token_hex(8)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             write_all(fd, data)
-            if durable:
-                os.fsync(fd)
+            os.replace(tmp, path)
         except BaseException:
             os.close(fd)
-            tmp.unlink(missing_ok=True)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
             raise
-        os.close(fd)
-        os.replace(tmp, path)
-        if durable:
-            fsync_dir(folder)
+        old = self._open.pop(content_hash, None)
+        if old is not None:
+            os.close(old)
+        self._open[content_hash] = fd  # kept for sync(), saving a reopen
         return content_hash
+
+    def sync(self, content_hash: str) -> None:
+        """Make a blob durable: its bytes, its name and its folder's name."""
+        path = self.file(content_hash)
+        fd = self._open.pop(content_hash, None)
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        folder = os.path.dirname(path)
+        fsync_dir(folder)
+        if folder in self._new_folders:
+            fsync_dir(self._root)
+            self._new_folders.discard(folder)
 
     def remove(self, content_hash: str) -> bool:
         """Delete a blob durably; True if it was there."""

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import orjson
 
-from .canonical import ValueDomainError, canonical, check_value
+from .canonical import MAX_SAFE_INT, ValueDomainError, canonical, check_value
 
 __all__ = [
     "CONTENT_TYPES",
@@ -184,63 +184,82 @@ def _check_system_meta(obj: dict[str, Any]) -> None:
 
 
 def check_fields(obj: dict[str, Any]) -> None:
-    """Step 2: exact field set, types, enums and ranges. Raises Malformed."""
-    missing = FIELDS - obj.keys()
-    extra = obj.keys() - FIELDS
-    _want(not missing, f"missing field(s): {', '.join(sorted(missing))}")
-    _want(not extra, f"unknown field(s): {', '.join(sorted(extra))}")
-    _want(
-        obj["v"] == FORMAT_VERSION and type(obj["v"]) is int,
-        f"unsupported format version {obj['v']!r}",
-    )
+    """Step 2: exact field set, types, enums and ranges. Raises Malformed.
+
+    Written as plain comparisons (no message is built unless a check
+    fails): this runs once per line of every verify.
+    """
+    if obj.keys() != FIELDS:
+        missing = FIELDS - obj.keys()
+        extra = obj.keys() - FIELDS
+        if missing:
+            raise Malformed(2, f"missing field(s): {', '.join(sorted(missing))}")
+        raise Malformed(2, f"unknown field(s): {', '.join(sorted(extra))}")
+    v = obj["v"]
+    if type(v) is not int or v != FORMAT_VERSION:
+        raise Malformed(2, f"unsupported format version {v!r}")
     seq = obj["seq"]
-    _want(type(seq) is int and 0 <= seq <= 2**53 - 1, "seq must be a non-negative integer")
-    _want(
-        isinstance(obj["ts"], str) and TS_RE.fullmatch(obj["ts"]) is not None,
-        "ts must be YYYY-MM-DDTHH:MM:SS.ffffffZ",
-    )
-    _want(obj["type"] in TYPES, f"unknown type {obj['type']!r}")
-    _want(obj["tier"] in TIERS, f"unknown tier {obj['tier']!r}")
-    _want(obj["source"] in SOURCES, f"unknown source {obj['source']!r}")
+    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT:
+        raise Malformed(2, "seq must be a non-negative integer")
+    ts = obj["ts"]
+    if type(ts) is not str or TS_RE.fullmatch(ts) is None:
+        raise Malformed(2, "ts must be YYYY-MM-DDTHH:MM:SS.ffffffZ")
+    kind = obj["type"]
+    if kind not in _TYPE_SET:
+        raise Malformed(2, f"unknown type {kind!r}")
+    if obj["tier"] not in _TIER_SET:
+        raise Malformed(2, f"unknown tier {obj['tier']!r}")
+    if obj["source"] not in _SOURCE_SET:
+        raise Malformed(2, f"unknown source {obj['source']!r}")
     imp = obj["importance"]
-    _want(type(imp) is int and 0 <= imp <= 100, "importance must be an integer 0..100")
+    if type(imp) is not int or not 0 <= imp <= 100:
+        raise Malformed(2, "importance must be an integer 0..100")
     content, size = obj["content"], obj["size"]
-    _want(type(size) is int and 0 <= size <= 2**53 - 1, "size must be a non-negative integer")
-    system = obj["type"] in SYSTEM_TYPES
+    if type(size) is not int or not 0 <= size <= MAX_SAFE_INT:
+        raise Malformed(2, "size must be a non-negative integer")
+    system = kind in _SYSTEM_SET
     if system:
-        _want(content is None and size == 0, f"{obj['type']} entry carries no content")
-        _want(obj["tier"] == "committed", f"{obj['type']} entry must be tier committed")
-    else:
-        _want(
-            isinstance(content, str) and HASH_RE.fullmatch(content) is not None,
-            "content must be a b3: hash",
-        )
+        if content is not None or size != 0:
+            raise Malformed(2, f"{kind} entry carries no content")
+        if obj["tier"] != "committed":
+            raise Malformed(2, f"{kind} entry must be tier committed")
+    elif type(content) is not str or HASH_RE.fullmatch(content) is None:
+        raise Malformed(2, "content must be a b3: hash")
     prev = obj["prev"]
     if seq == 0:
-        _want(prev is None, "seq 0 must have prev null")
-        _want(obj["type"] == "genesis", "seq 0 must be the genesis entry")
+        if prev is not None:
+            raise Malformed(2, "seq 0 must have prev null")
+        if kind != "genesis":
+            raise Malformed(2, "seq 0 must be the genesis entry")
     else:
-        _want(
-            isinstance(prev, str) and HASH_RE.fullmatch(prev) is not None, "prev must be a b3: hash"
-        )
-        _want(obj["type"] != "genesis", "genesis may only be seq 0")
-    _want(
-        isinstance(obj["key"], str) and KEY_RE.fullmatch(obj["key"]) is not None,
-        "key must be ed25519:<64 hex>",
-    )
-    _want(
-        isinstance(obj["sig"], str) and SIG_RE.fullmatch(obj["sig"]) is not None,
-        "sig must be 128 hex characters",
-    )
+        if type(prev) is not str or HASH_RE.fullmatch(prev) is None:
+            raise Malformed(2, "prev must be a b3: hash")
+        if kind == "genesis":
+            raise Malformed(2, "genesis may only be seq 0")
+    key = obj["key"]
+    if type(key) is not str or KEY_RE.fullmatch(key) is None:
+        raise Malformed(2, "key must be ed25519:<64 hex>")
+    sig = obj["sig"]
+    if type(sig) is not str or SIG_RE.fullmatch(sig) is None:
+        raise Malformed(2, "sig must be 128 hex characters")
     meta = obj["meta"]
-    _want(isinstance(meta, dict), "meta must be an object")
-    try:
-        check_value(meta, max_depth=MAX_META_DEPTH)
-    except ValueDomainError as exc:
-        raise Malformed(2, str(exc)) from None
-    _want(len(canonical(meta)) <= MAX_META_BYTES, f"meta exceeds {MAX_META_BYTES} bytes")
+    if type(meta) is not dict:
+        raise Malformed(2, "meta must be an object")
+    if meta:
+        try:
+            check_value(meta, max_depth=MAX_META_DEPTH)
+        except ValueDomainError as exc:
+            raise Malformed(2, str(exc)) from None
+        if len(canonical(meta)) > MAX_META_BYTES:
+            raise Malformed(2, f"meta exceeds {MAX_META_BYTES} bytes")
     if system:
         _check_system_meta(obj)
+
+
+_TYPE_SET: Final = frozenset(TYPES)
+_TIER_SET: Final = frozenset(TIERS)
+_SOURCE_SET: Final = frozenset(SOURCES)
+_SYSTEM_SET: Final = frozenset(SYSTEM_TYPES)
 
 
 def parse_line(line: bytes) -> ParsedEntry:

@@ -17,7 +17,7 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make the entries of folder ``path`` durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:

@@ -1,9 +1,10 @@
 """The cached head: what an append needs, without reading the chain.
 
 head.json records the chain's size, byte length, the offset and hash of its
-last line, the last ts and the current key. It is a cache: written with an
-atomic rename but no fsync, checked against the chain on every open, and
-rebuilt from the chain when lost. Opening for a write also recovers:
+last line, the last ts and the current key. It is a cache: overwritten in
+place without fsync, self-checking (a torn write reads as lost), checked
+against the chain on every open, and rebuilt from the chain when lost.
+Opening for a write also recovers:
 
 - complete lines beyond the head (a writer crashed after its fsync but
   before updating head.json) are checked and adopted;
@@ -11,6 +12,7 @@ rebuilt from the chain when lost. Opening for a write also recovers:
   acknowledged) is moved to quarantine/ with a warning, then cut off;
 - a chain shorter than the head, or whose last line no longer hashes to the
   head, is refused: that is truncation or rewriting, not a crash.
+
 """
 
 from __future__ import annotations
@@ -18,16 +20,24 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from .canonical import b3
+from .canonical import b3, canonical
 from .config import Layout
 from .errors import IntegrityError, OperationalError
 from .fsutil import fsync_dir
-from .verify import ChainState, LineResult, check_line
+from .verify import (
+    BLOB_ABSENT,
+    BLOB_MISMATCH,
+    BLOB_SIZE,
+    BlobGetter,
+    ChainState,
+    LineResult,
+    check_line,
+)
 
 __all__ = ["Head", "TornTailWarning", "load_head", "recover", "save_head"]
 
@@ -46,20 +56,50 @@ class Head:
     key: str | None = None  # current signing key
     chain_id: str | None = None
 
+    def as_dict(self) -> dict[str, object]:
+        # Not dataclasses.asdict: that deep-copies, and this is on the add path.
+        return {
+            "size": self.size,
+            "offset": self.offset,
+            "last_offset": self.last_offset,
+            "hash": self.hash,
+            "ts": self.ts,
+            "key": self.key,
+            "chain_id": self.chain_id,
+        }
+
+
+HEAD_BYTES = 4096
+
 
 def load_head(layout: Layout) -> Head | None:
-    """The cached head, or None when missing or unreadable."""
+    """The cached head, or None when missing, torn or unreadable."""
     try:
         data = orjson.loads(layout.head.read_bytes())
+        check = data.pop("check")
+        if check != b3(canonical(data)):
+            return None
         return Head(**data)
-    except (OSError, orjson.JSONDecodeError, TypeError):
+    except (OSError, orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
         return None
 
 
 def save_head(layout: Layout, head: Head) -> None:
-    tmp = layout.head.with_name("head.json.tmp")
-    tmp.write_bytes(orjson.dumps(asdict(head)))
-    os.replace(tmp, layout.head)
+    """Overwrite head.json in place with one pwrite (no fsync: it is a cache).
+
+    The record is padded to a fixed size and carries its own hash, so a
+    torn write is detected on load and the head is rebuilt from the chain.
+    """
+    fields = head.as_dict()
+    fields["check"] = b3(canonical(head.as_dict()))
+    record = orjson.dumps(fields)
+    if len(record) >= HEAD_BYTES:
+        raise OperationalError("head record too large")
+    fd = os.open(layout.head, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, record.ljust(HEAD_BYTES - 1) + b"\n", 0)
+    finally:
+        os.close(fd)
 
 
 def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
@@ -75,8 +115,8 @@ def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
     os.ftruncate(fd, start)
     os.fsync(fd)
     warnings.warn(
-        f"chain.jsonl ended with an unterminated line of {len(data)} bytes at offset {start} "
-        f"(an interrupted write, never acknowledged); moved to {dest}",
+        f"chain.jsonl ended with an unacknowledged write of {len(data)} bytes at offset "
+        f"{start} (interrupted by a crash); moved to {dest}",
         TornTailWarning,
         stacklevel=3,
     )
@@ -105,11 +145,14 @@ def _check_at_head(layout: Layout, fd: int, head: Head, file_size: int) -> None:
         )
 
 
-def recover(layout: Layout, fd: int, *, check_signatures: bool = True) -> Head:
+def recover(layout: Layout, fd: int, blobs: BlobGetter, *, check_signatures: bool = True) -> Head:
     """Return the head of the chain open (read-write) at ``fd``.
 
     Must be called with the write lock held. Adopts complete lines beyond
     the cached head, quarantines a torn tail, and saves the head if it moved.
+    The last line beyond the head whose blob did not survive (an add that
+    crashed before its fsync returned, so never acknowledged) is
+    quarantined with the torn tail.
     """
     cached = load_head(layout)
     head = cached if cached is not None else Head()
@@ -128,6 +171,10 @@ def recover(layout: Layout, fd: int, *, check_signatures: bool = True) -> Head:
     # Without a cached head, the whole chain is rolled forward once; its
     # signatures are left to `verify` (which checks every step).
     sigs = check_signatures and cached is not None
+    if lines and cached is not None:
+        last = check_line(lines[-1], blobs, signatures=False)
+        if last.blob in (BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE):
+            torn = lines.pop() + b"\n" + torn
     for line in lines:
         result = check_line(line, None, signatures=sigs)
         failure = _apply_light(state, result)

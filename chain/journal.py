@@ -42,10 +42,9 @@ def append_batch(layout: Layout, fd: int, offset: int, lines: list[bytes]) -> No
 
 def roll_forward(layout: Layout, fd: int) -> None:
     """Finish or drop a batch that a crash interrupted (see module doc)."""
-    try:
-        raw = layout.journal.read_bytes()
-    except FileNotFoundError:
+    if not os.path.exists(layout.journal):
         return
+    raw = layout.journal.read_bytes()
     header, _, data = raw.partition(b"\n")
     parts = header.split(b" ")
     complete = False

@@ -1,8 +1,9 @@
 """The write path: init, add, batch add. O(1) in chain length.
 
 One add: validate input -> take the lock (flock) -> recover the head ->
-write the content blob durably -> append the signed line and fdatasync ->
-update the cached head -> unlock -> return. Nothing reads the chain beyond
+write the content blob (temp file, rename) -> append the signed line ->
+fsync the blob and its folders, fdatasync the chain -> update the cached
+head -> unlock -> return. Nothing reads the chain beyond
 the cached head, so the cost does not grow with the chain.
 
 A batch add validates every item first, writes all blobs and syncs the
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .canonical import ValueDomainError, b3, canonical, check_value
 from .config import Config, Layout
 from .content import ContentStore
@@ -41,7 +44,9 @@ from .entry import (
 from .errors import ChainStateError, InputError, KeyAccessError, OperationalError
 from .fsutil import fsync_dir, sync_filesystem, write_all
 from .head import Head, recover, save_head
+from .journal import append_batch, roll_forward
 from .keys import KEY_MODES, PassphraseSource, Signer, key_file, load_signer, store_signer
+from .rotate import finish_rotation
 
 __all__ = ["Appended", "Clock", "Ledger", "NewEntry"]
 
@@ -135,6 +140,7 @@ class Ledger:
         self.passphrase = passphrase
         self.clock = clock
         self._signer: Signer | None = None
+        self._lock_fd: int | None = None
 
     # -- creation -------------------------------------------------------
 
@@ -229,32 +235,41 @@ class Ledger:
     @contextlib.contextmanager
     def locked(self) -> Iterator[tuple[int, Head]]:
         """Hold the writer lock; yield the chain's fd and its recovered head."""
+        if self._lock_fd is None:
+            try:
+                self._lock_fd = os.open(self.layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise OperationalError(f"cannot open {self.layout.lock}: {exc.strerror}") from None
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         try:
-            lock_fd = os.open(self.layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise OperationalError(f"cannot open {self.layout.lock}: {exc.strerror}") from None
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
             try:
                 fd = os.open(self.layout.chain, os.O_RDWR | os.O_APPEND)
             except FileNotFoundError:
                 raise ChainStateError(
-                    f"{self.layout.chain} is missing", hint="restore it from a backup or an export"
+                    f"{self.layout.chain} is missing",
+                    hint="restore it from a backup or an export",
                 ) from None
             except OSError as exc:
                 raise OperationalError(f"cannot open {self.layout.chain}: {exc.strerror}") from None
             try:
-                from .journal import roll_forward
-                from .rotate import finish_rotation
-
                 roll_forward(self.layout, fd)
-                head = recover(self.layout, fd)
+                head = recover(self.layout, fd, self.store.get)
                 finish_rotation(self, head)
                 yield fd, head
             finally:
                 os.close(fd)
         finally:
-            os.close(lock_fd)  # releases the flock
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Release file descriptors (also done at garbage collection)."""
+        self.store.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __del__(self) -> None:
+        self.close()
 
     # -- adding ---------------------------------------------------------
 
@@ -295,16 +310,24 @@ class Ledger:
         parse_line(line)
         return line
 
-    def append_line(self, fd: int, head: Head, line: bytes) -> Appended:
-        """Append one signed line durably and advance the cached head."""
+    def append_line(self, fd: int, head: Head, line: bytes, blob: str | None = None) -> Appended:
+        """Append one signed line durably (with its blob, if any); advance the head.
+
+        The blob and the line are written first and made durable together
+        (the first fsync commits both on a journalling filesystem). A crash
+        before this returns leaves at most an unacknowledged last line,
+        which recovery quarantines if its blob did not survive.
+        """
         write_all(fd, line + b"\n")
+        if blob is not None:
+            self.store.sync(blob)
         os.fdatasync(fd)
         return self._advance(head, [line])[0]
 
     def _advance(self, head: Head, lines: Sequence[bytes]) -> list[Appended]:
         out = []
         for line in lines:
-            obj = parse_line(line).obj
+            obj = orjson.loads(line)
             digest = b3(line)
             head.last_offset = head.offset
             head.offset += len(line) + 1
@@ -325,7 +348,7 @@ class Ledger:
             self.check_signer(signer, head)
             content_hash = self.store.put(item.content)
             obj = self._entry(head, item, content_hash, self.next_ts(head))
-            return self.append_line(fd, head, self.sign_line(obj, signer))
+            return self.append_line(fd, head, self.sign_line(obj, signer), content_hash)
 
     def add_batch(self, items: Sequence[NewEntry]) -> list[Appended]:
         """Add many memories with one lock and one chain fsync; all or nothing."""
@@ -340,7 +363,8 @@ class Ledger:
         signer = self.signer()
         with self.locked() as (fd, head):
             self.check_signer(signer, head)
-            hashes = [self.store.put(item.content, durable=False) for item in items]
+            hashes = [self.store.put(item.content) for item in items]
+            self.store.close()
             sync_filesystem(self.layout.root)
             ts = self.next_ts(head)
             lines = []
@@ -350,8 +374,6 @@ class Ledger:
                 lines.append(line)
                 shadow.size += 1
                 shadow.hash = b3(line)
-            from .journal import append_batch
-
             append_batch(self.layout, fd, head.offset, lines)
             return self._advance(head, lines)
 
@@ -369,8 +391,6 @@ class Ledger:
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """Parsed entries in order (complete lines only; no verification)."""
-        import orjson
-
         for raw in self.iter_lines():
             if raw.endswith(b"\n"):
                 yield orjson.loads(raw)

@@ -80,7 +80,7 @@ def _pending(ledger: Ledger) -> tuple[str, Path, str] | None:
         final = key_file(ledger.layout.root, mode)
         assert final is not None
         nxt = _next_path(final)
-        if not nxt.exists():
+        if not os.path.exists(nxt):
             continue
         try:
             if mode == "raw":

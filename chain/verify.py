@@ -43,6 +43,11 @@ from .entry import Malformed, parse_line, rotation_message, signing_message
 from .keys import verify_sig
 
 __all__ = [
+    "BLOB_ABSENT",
+    "BLOB_MISMATCH",
+    "BLOB_NONE",
+    "BLOB_OK",
+    "BLOB_SIZE",
     "BlobGetter",
     "ChainState",
     "Failure",
