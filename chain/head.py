@@ -18,6 +18,7 @@ Opening for a write also recovers:
 from __future__ import annotations
 
 import os
+import secrets
 import time
 import warnings
 from dataclasses import dataclass
@@ -106,8 +107,8 @@ def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
     """Save ``data`` (the torn tail at ``start``) aside, then cut it off."""
     layout.quarantine.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    dest = layout.quarantine / f"chain.jsonl.{start}.{stamp}.torn"
-    with open(dest, "wb") as f:
+    dest = layout.quarantine / f"chain.jsonl.{start}.{stamp}.{secrets.token_hex(4)}.torn"
+    with open(dest, "xb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
@@ -171,7 +172,7 @@ def recover(layout: Layout, fd: int, blobs: BlobGetter, *, check_signatures: boo
     # Without a cached head, the whole chain is rolled forward once; its
     # signatures are left to `verify` (which checks every step).
     sigs = check_signatures and cached is not None
-    if lines and cached is not None:
+    if lines:
         last = check_line(lines[-1], blobs, signatures=False)
         if last.blob in (BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE):
             torn = lines.pop() + b"\n" + torn
