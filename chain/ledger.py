@@ -269,7 +269,8 @@ class Ledger:
             self._lock_fd = None
 
     def __del__(self) -> None:
-        self.close()
+        if hasattr(self, "store"):  # __init__ may have failed before setting it
+            self.close()
 
     # -- adding ---------------------------------------------------------
 

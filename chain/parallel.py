@@ -103,10 +103,9 @@ def verify_parallel(
             failure = drain_one()
         for pending in window:
             pending.cancel()
-    if failure is None:
-        failure = state.finish()
-    else:
+    if failure is not None:
         torn = 0
+    failure = state.finish(failure)
     return Report(
         ok=failure is None,
         size=state.size,

@@ -25,7 +25,9 @@ each with the same number. For every line, in order:
     names the entry.
 11. Chain id: with a chain id pinned, the hash of the genesis line equals it.
 12. End: a missing blob that no redaction named fails at its seq; an empty
-    chain fails.
+    chain fails. A failure at steps 1-11 ends the scan and is the one
+    reported, even if an earlier blob is missing and unredacted so far:
+    it marks where the chain was tampered with.
 
 Steps 1-3, 8, 9 (signatures) and 10 (hashing) look at one line alone
 ("stateless", run in parallel by parallel.py); the others follow the chain
@@ -336,10 +338,15 @@ class ChainState:
         self.ts = r.ts
         self.size += 1
 
-    def finish(self) -> Failure | None:
-        """Step 12."""
-        if self.size == 0:
-            return Failure(0, 12, "empty-chain", "the chain has no entries")
+    def finish(self, failure: Failure | None = None) -> Failure | None:
+        """Step 12, at the end of the chain or at the first hard ``failure``.
+
+        A hard failure (steps 1-11) is reported even when an earlier blob is
+        missing: it marks where the chain was tampered with, and whether a
+        redaction would have followed can no longer be known.
+        """
+        if failure is not None:
+            return failure
         if self.pending:
             seq = min(self.pending)
             return Failure(
@@ -348,6 +355,8 @@ class ChainState:
                 "missing-content",
                 f"blob {self.pending[seq]} is missing and was not redacted",
             )
+        if self.size == 0:
+            return Failure(0, 12, "empty-chain", "the chain has no entries")
         return None
 
 
@@ -397,7 +406,7 @@ def verify_lines(
         result = check_line(line, blobs if full else None, signatures=full)
         failure = state.apply(result, trusted_key=trusted_key, pinned_chain_id=chain_id)
         if failure is not None:
-            return _report(state, failure, 0, from_seq)
+            return _report(state, state.finish(failure), 0, from_seq)
     if pending_line is not None:
         torn = len(pending_line)
     return _report(state, state.finish(), torn, from_seq)

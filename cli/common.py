@@ -26,7 +26,11 @@ def _remember_dir(ctx: click.Context, _param: click.Parameter, value: str | None
 def dir_option(f: F) -> F:
     """--dir, accepted before or after the command name."""
     return click.option(
-        "--dir", "data_dir", metavar="PATH", expose_value=False, is_eager=True,
+        "--dir",
+        "data_dir",
+        metavar="PATH",
+        expose_value=False,
+        is_eager=True,
         callback=_remember_dir,
         help="Data directory (default: $MEMORY_CHAIN_DIR, else ~/.memory-chain).",
     )(f)

@@ -51,9 +51,13 @@ def show(as_json: bool) -> None:
 
 
 @keys.command(context_settings=CONTEXT_SETTINGS)
-@click.option("--key-mode", type=click.Choice(["raw", "encrypted", "env"]), default=None,
-              help="Mode of the new key (default: keep the current mode). env mode reads "
-                   "the new seed from $MEMORY_CHAIN_NEW_SIGNING_KEY.")
+@click.option(
+    "--key-mode",
+    type=click.Choice(["raw", "encrypted", "env"]),
+    default=None,
+    help="Mode of the new key (default: keep the current mode). env mode reads "
+    "the new seed from $MEMORY_CHAIN_NEW_SIGNING_KEY.",
+)
 @dir_option
 @json_option
 def rotate(key_mode: str | None, as_json: bool) -> None:
@@ -77,8 +81,13 @@ def rotate(key_mode: str | None, as_json: bool) -> None:
 
 
 @keys.command("export-public", context_settings=CONTEXT_SETTINGS)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write to this file instead of stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write to this file instead of stdout.",
+)
 @dir_option
 @json_option
 def export_public(output: str | None, as_json: bool) -> None:

@@ -24,9 +24,13 @@ SOURCES = ("manual", "auto", "curation")
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--name", default="agent", show_default=True, help="The agent's name (in genesis).")
-@click.option("--key-mode", type=click.Choice(["raw", "encrypted", "env"]), default="raw",
-              show_default=True,
-              help="raw: key file (0600); encrypted: passphrase; env: $MEMORY_CHAIN_SIGNING_KEY.")
+@click.option(
+    "--key-mode",
+    type=click.Choice(["raw", "encrypted", "env"]),
+    default="raw",
+    show_default=True,
+    help="raw: key file (0600); encrypted: passphrase; env: $MEMORY_CHAIN_SIGNING_KEY.",
+)
 @dir_option
 @json_option
 def init(name: str, key_mode: str, as_json: bool) -> None:
@@ -40,8 +44,12 @@ def init(name: str, key_mode: str, as_json: bool) -> None:
     from memory_chain.chain.ledger import Ledger
 
     ledger = Ledger.init(data_dir(), name=name, key_mode=key_mode, passphrase=passphrase_source)
-    info = {"dir": str(ledger.layout.root), "chain_id": ledger.config.chain_id,
-            "key": ledger.signer().key_id, "key_mode": key_mode}
+    info = {
+        "dir": str(ledger.layout.root),
+        "chain_id": ledger.config.chain_id,
+        "key": ledger.signer().key_id,
+        "key_mode": key_mode,
+    }
     if as_json:
         emit_json(info)
     else:
@@ -72,8 +80,9 @@ def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _read_source(text: str) -> bytes:
+    """TEXT as given, or stdin for "-" without its trailing newline(s)."""
     if text == "-":
-        return click.get_binary_stream("stdin").read()
+        return click.get_binary_stream("stdin").read().rstrip(b"\r\n")
     return arg_bytes(text)
 
 
@@ -93,7 +102,7 @@ def _batch_items(data: bytes) -> list[Any]:
         except orjson.JSONDecodeError:
             raise InputError(f"batch line {n}: not valid UTF-8 JSON") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("content"), str):
-            raise InputError(f"batch line {n}: want an object with a \"content\" string")
+            raise InputError(f'batch line {n}: want an object with a "content" string')
         unknown = obj.keys() - allowed
         if unknown:
             raise InputError(f"batch line {n}: unknown field(s) {', '.join(sorted(unknown))}")
@@ -101,33 +110,78 @@ def _batch_items(data: bytes) -> list[Any]:
             content = obj["content"].encode("utf-8")
         except UnicodeEncodeError:
             raise InputError(f"batch line {n}: content is not valid Unicode") from None
-        items.append(NewEntry(
-            content=content, type=obj.get("type", "memory"), tier=obj.get("tier", "relationship"),
-            source=obj.get("source", "manual"), importance=obj.get("importance"),
-            meta=obj.get("meta", {}),
-        ))
+        items.append(
+            NewEntry(
+                content=content,
+                type=obj.get("type", "memory"),
+                tier=obj.get("tier", "relationship"),
+                source=obj.get("source", "manual"),
+                importance=obj.get("importance"),
+                meta=obj.get("meta", {}),
+            )
+        )
     return items
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("text", required=False)
-@click.option("--type", "type_", default="memory", show_default=True, metavar="TYPE",
-              help=f"One of: {', '.join(TYPES)}.")
-@click.option("--tier", default="relationship", show_default=True, metavar="TIER",
-              help=f"One of: {', '.join(TIERS)}.")
-@click.option("--source", default="manual", show_default=True, metavar="SOURCE",
-              help=f"One of: {', '.join(SOURCES)}.")
-@click.option("--importance", type=int, default=None, metavar="0..100",
-              help="Importance (default: by type and tier).")
-@click.option("--meta", multiple=True, metavar="KEY=VALUE",
-              help="Metadata; VALUE is JSON (integer, string, list, object) or plain text.")
-@click.option("--batch", "batch", metavar="FILE|-",
-              help="Add JSON lines from FILE (- for stdin), all or nothing.")
+@click.option(
+    "--type",
+    "type_",
+    default="memory",
+    show_default=True,
+    metavar="TYPE",
+    help=f"One of: {', '.join(TYPES)}.",
+)
+@click.option(
+    "--tier",
+    default="relationship",
+    show_default=True,
+    metavar="TIER",
+    help=f"One of: {', '.join(TIERS)}.",
+)
+@click.option(
+    "--source",
+    default="manual",
+    show_default=True,
+    metavar="SOURCE",
+    help=f"One of: {', '.join(SOURCES)}.",
+)
+@click.option(
+    "--importance",
+    type=int,
+    default=None,
+    metavar="0..100",
+    help="Importance (default: by type and tier).",
+)
+@click.option(
+    "--meta",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Metadata; VALUE is JSON (integer, string, list, object) or plain text.",
+)
+@click.option(
+    "--batch",
+    "batch",
+    metavar="FILE|-",
+    help="Add JSON lines from FILE (- for stdin), all or nothing.",
+)
 @dir_option
 @json_option
-def add(text: str | None, type_: str, tier: str, source: str, importance: int | None,
-        meta: tuple[str, ...], batch: str | None, as_json: bool) -> None:
+def add(
+    text: str | None,
+    type_: str,
+    tier: str,
+    source: str,
+    importance: int | None,
+    meta: tuple[str, ...],
+    batch: str | None,
+    as_json: bool,
+) -> None:
     """Add a memory (TEXT, or - for stdin) as a signed entry.
+
+    Content from stdin loses its trailing newline(s), so that piped and
+    quoted text of the same words are the same memory.
 
     \b
     Example:
@@ -142,18 +196,27 @@ def add(text: str | None, type_: str, tier: str, source: str, importance: int | 
     if batch is not None:
         if text is not None:
             raise InputError("give TEXT or --batch, not both")
-        source_bytes = _read_source(batch) if batch == "-" else _read_file(batch)
+        source_bytes = (
+            click.get_binary_stream("stdin").read() if batch == "-" else _read_file(batch)
+        )
         results = open_ledger().add_batch(_batch_items(source_bytes))
         if as_json:
-            emit_json([{"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content}
-                       for r in results])
+            emit_json(
+                [{"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content} for r in results]
+            )
         else:
             click.echo(f"added {len(results)} entries: seq {results[0].seq}..{results[-1].seq}")
         return
     if text is None:
         raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
-    item = NewEntry(content=_read_source(text), type=type_, tier=tier, source=source,
-                    importance=importance, meta=_parse_meta(meta))
+    item = NewEntry(
+        content=_read_source(text),
+        type=type_,
+        tier=tier,
+        source=source,
+        importance=importance,
+        meta=_parse_meta(meta),
+    )
     r = open_ledger().add(item)
     if as_json:
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
@@ -205,8 +268,11 @@ def show(seq: int, with_content: bool, as_json: bool) -> None:
     if as_json:
         emit_json(view.as_dict())
         return
+    import orjson
+
     for key, value in view.entry.items():
-        click.echo(f"{key:>10}  {value}")
+        shown = orjson.dumps(value).decode() if isinstance(value, (dict, list)) else value
+        click.echo(f"{key:>10}  {shown}")
     if view.redacted_by is not None:
         click.echo(f"{'redacted':>10}  by seq {view.redacted_by}")
     if with_content and view.text is not None:
@@ -216,8 +282,13 @@ def show(seq: int, with_content: bool, as_json: bool) -> None:
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--type", "type_", type=click.Choice(TYPES + ("genesis", "redaction", "key-rotation")),
-              default=None, help="Only this type.")
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice((*TYPES, "genesis", "redaction", "key-rotation")),
+    default=None,
+    help="Only this type.",
+)
 @click.option("--tier", type=click.Choice(TIERS), default=None, help="Only this tier.")
 @dir_option
 @json_option
@@ -279,12 +350,24 @@ def redact(seq: int, reason: str, as_json: bool) -> None:
     from memory_chain.chain.redact import redact as do_redact
 
     r = do_redact(open_ledger(), seq, reason)
-    info = {"target": r.target, "seq": r.entry.seq if r.entry else None, "content": r.content,
-            "blob_removed": r.blob_removed, "blob_shared": r.blob_shared}
+    info = {
+        "target": r.target,
+        "seq": r.entry.seq if r.entry else None,
+        "content": r.content,
+        "blob_removed": r.blob_removed,
+        "blob_shared": r.blob_shared,
+    }
     if as_json:
         emit_json(info)
         return
     done = "finished an earlier redaction of" if r.entry is None else "redacted"
-    blob = "blob deleted" if r.blob_removed else (
-        "blob kept: another entry holds the same content" if r.blob_shared else "blob was absent")
+    blob = (
+        "blob deleted"
+        if r.blob_removed
+        else (
+            "blob kept: another entry holds the same content"
+            if r.blob_shared
+            else "blob was absent"
+        )
+    )
     click.echo(f"{done} seq {r.target}; {blob}")

@@ -58,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        path = exc.ctx.command_path if exc.ctx is not None else "memory-chain"
+        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(f"hint: see `{path} --help`", err=True)
+        sys.exit(2)
     except click.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(2)

@@ -17,21 +17,36 @@ def _trusted(value: str | None) -> str | None:
     from memory_chain.chain.keys import parse_public_key, read_public_key_file
 
     path = Path(value)
-    return read_public_key_file(path) if path.is_file() else parse_public_key(value)
+    key: str = read_public_key_file(path) if path.is_file() else parse_public_key(value)
+    return key
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.option("--from", "from_seq", type=click.IntRange(min=0), default=0,
-              help="Trust entries before SEQ; fully check from SEQ on.", metavar="SEQ")
-@click.option("--trusted-key", metavar="KEY|FILE",
-              help="The genesis key must be this (ed25519:<hex>, or a .pub file).")
+@click.option(
+    "--from",
+    "from_seq",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Trust entries before SEQ; fully check from SEQ on.",
+    metavar="SEQ",
+)
+@click.option(
+    "--trusted-key",
+    metavar="KEY|FILE",
+    help="The genesis key must be this (ed25519:<hex>, or a .pub file).",
+)
 @click.option("--chain-id", metavar="ID", help="The chain id (b3:<hex>) must be this.")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Processes to verify with (default: all cores for a large chain).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes to verify with (default: all cores for a large chain).",
+)
 @dir_option
 @json_option
-def verify(from_seq: int, trusted_key: str | None, chain_id: str | None, workers: int | None,
-           as_json: bool) -> None:
+def verify(
+    from_seq: int, trusted_key: str | None, chain_id: str | None, workers: int | None, as_json: bool
+) -> None:
     """Check every entry's format, link, signature, key and content.
 
     Exit 0 when the chain verifies, 1 when it does not (the first failing
@@ -44,20 +59,35 @@ def verify(from_seq: int, trusted_key: str | None, chain_id: str | None, workers
     """
     from memory_chain.chain.audit import verify_ledger
 
-    report = verify_ledger(open_ledger(), from_seq=from_seq, trusted_key=_trusted(trusted_key),
-                           chain_id=chain_id, workers=workers)
+    report = verify_ledger(
+        open_ledger(),
+        from_seq=from_seq,
+        trusted_key=_trusted(trusted_key),
+        chain_id=chain_id,
+        workers=workers,
+    )
     f = report.failure
     if as_json:
-        emit_json({
-            "ok": report.ok, "entries": report.size, "head": report.head,
-            "chain_id": report.chain_id, "key": report.key, "verified_from": from_seq,
-            "torn_tail_bytes": report.torn_tail,
-            "failure": None if f is None else {"seq": f.seq, "step": f.step, "reason": f.reason,
-                                               "message": f.message},
-        })
+        emit_json(
+            {
+                "ok": report.ok,
+                "entries": report.size,
+                "head": report.head,
+                "chain_id": report.chain_id,
+                "key": report.key,
+                "verified_from": from_seq,
+                "torn_tail_bytes": report.torn_tail,
+                "failure": None
+                if f is None
+                else {"seq": f.seq, "step": f.step, "reason": f.reason, "message": f.message},
+            }
+        )
     if report.torn_tail:
-        click.echo(f"warning: chain.jsonl ends with an unterminated line of {report.torn_tail} "
-                   "bytes (an interrupted write); the next add moves it to quarantine/", err=True)
+        click.echo(
+            f"warning: chain.jsonl ends with an unterminated line of {report.torn_tail} "
+            "bytes (an interrupted write); the next add moves it to quarantine/",
+            err=True,
+        )
     if f is not None:
         if not as_json:
             click.echo(f"FAILED at seq {f.seq}: {f.message} (step {f.step}, {f.reason})", err=True)

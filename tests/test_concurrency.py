@@ -6,7 +6,6 @@ for the lock from the start.
 """
 
 # The project's style is `assert expected == actual`, which SIM300 calls a Yoda condition.
-# ruff: noqa: SIM300
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from typing import Any
 
 import orjson
 import pytest
+
 from memory_chain.chain.canonical import b3
 from memory_chain.chain.ledger import Ledger, NewEntry
 from memory_chain.chain.verify import verify_lines

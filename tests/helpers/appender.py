@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import orjson
+
 from memory_chain.chain.ledger import Ledger, NewEntry
 
 

@@ -1,0 +1,758 @@
+"""The `memory-chain` command line, driven as a user drives it.
+
+Exit codes, stderr and every refusal are checked on the installed console
+script in a subprocess (``Cli.run``); setup steps and output formats run
+``main(argv)`` in-process for speed (``Cli.ok``). Either way ``Cli`` checks
+that no secret signing seed (raw, encrypted, env or retired) is ever printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+from nacl.signing import SigningKey
+
+from memory_chain.chain.errors import MemoryChainError
+from memory_chain.chain.keys import load_signer
+from memory_chain.cli.main import cli as root_command
+from memory_chain.cli.main import main
+
+AMBIENT = (
+    "MEMORY_CHAIN_DIR",
+    "MEMORY_CHAIN_SIGNING_KEY",
+    "MEMORY_CHAIN_NEW_SIGNING_KEY",
+    "MEMORY_CHAIN_PASSPHRASE",
+)
+SEED_ENV = ("MEMORY_CHAIN_SIGNING_KEY", "MEMORY_CHAIN_NEW_SIGNING_KEY")
+PASSPHRASE = "correct horse battery staple"
+MAX_CONTENT = 65536
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _script() -> str:
+    beside = Path(sys.executable).with_name("memory-chain")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("memory-chain")
+    assert found is not None, "the memory-chain console script is not installed"
+    return found
+
+
+SCRIPT = _script()
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+class Cli:
+    """Runs memory-chain on one data directory; fails if a secret seed is ever printed."""
+
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root = root
+        self.chain = root / "chain.jsonl"
+        self.env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
+        self.env.update(HOME=str(home), MEMORY_CHAIN_DIR=str(root))
+        self.secrets: set[str] = set()
+        self._unsealed: dict[tuple[str, int], str] = {}
+
+    def _collect(self, env: dict[str, str]) -> None:
+        for name in SEED_ENV:
+            value = env.get(name, "").strip().lower()
+            if HEX64.fullmatch(value):
+                self.secrets.add(value)
+        try:
+            files = [*self.root.glob("agent.key*"), *self.root.glob("keys/retired/*")]
+        except OSError:
+            return
+        for path in files:
+            if not path.is_file() or path.name.endswith(".tmp"):
+                continue
+            if ".enc" in path.name:
+                self._collect_sealed(path, env.get("MEMORY_CHAIN_PASSPHRASE"))
+                continue
+            text = path.read_text("ascii", errors="replace").strip().lower()
+            if HEX64.fullmatch(text):
+                self.secrets.add(text)
+
+    def _collect_sealed(self, path: Path, phrase: str | None) -> None:
+        st = path.stat()
+        marker = (str(path), st.st_mtime_ns)
+        if phrase is None or marker in self._unsealed:
+            return
+        try:
+            seed = load_signer(path, "encrypted", lambda _p, _c: phrase).seed().hex()
+        except MemoryChainError:
+            return
+        self._unsealed[marker] = seed
+        self.secrets.add(seed)
+
+    def _check(self, args: tuple[str | bytes, ...], out: str, err: str) -> None:
+        for seed in self.secrets:
+            assert seed not in out.lower(), f"secret seed printed on stdout by {args}"
+            assert seed not in err.lower(), f"secret seed printed on stderr by {args}"
+
+    def run(
+        self, *args: str | bytes, stdin: bytes = b"", env: dict[str, str] | None = None
+    ) -> Result:
+        """Run the console script in a subprocess, as a user does."""
+        run_env = {**self.env, **(env or {})}
+        self._collect(run_env)
+        proc = subprocess.run(
+            [SCRIPT, *args], input=stdin, env=run_env, capture_output=True, timeout=60
+        )
+        self._collect(run_env)
+        out = proc.stdout.decode("utf-8", errors="replace")
+        err = proc.stderr.decode("utf-8", errors="replace")
+        self._check(args, out, err)
+        return Result(proc.returncode, out, err)
+
+    def ok(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Result:
+        """Run main(argv) in this process (fast, for setup and output checks); require exit 0."""
+        run_env: dict[str, str | None] = {name: None for name in AMBIENT}
+        run_env.update(HOME=self.env["HOME"], MEMORY_CHAIN_DIR=str(self.root), **(env or {}))
+        self._collect({k: v for k, v in run_env.items() if v is not None})
+        showwarning = warnings.showwarning
+        try:
+            result = CliRunner().invoke(
+                _ViaMain("memory-chain"), list(args), input=stdin, env=run_env
+            )
+        finally:
+            warnings.showwarning = showwarning
+        self._collect({k: v for k, v in run_env.items() if v is not None})
+        self._check(args, result.stdout, result.stderr)
+        assert 0 == result.exit_code, result.stderr or repr(result.exception)
+        return Result(result.exit_code, result.stdout, result.stderr)
+
+
+class _ViaMain(click.Command):
+    """Lets CliRunner drive memory_chain.cli.main.main, which maps errors to exit codes."""
+
+    def main(self, args: Any = None, prog_name: Any = None, **_extra: Any) -> Any:  # type: ignore[override]
+        return main(list(args or ()))
+
+
+def assert_rejected(
+    cli: Cli,
+    *args: str | bytes,
+    stdin: bytes = b"",
+    env: dict[str, str] | None = None,
+    watch: Path | None = None,
+    only_error_lines: bool = True,
+) -> Result:
+    """Exit 2, one `error:` line (and at most a `hint:` line), chain.jsonl byte-identical.
+
+    With ``only_error_lines=False`` stderr need only start with the `error:` line.
+    """
+    watched = watch or cli.chain
+    before = _read(watched)
+    result = cli.run(*args, stdin=stdin, env=env)
+    lines = result.err.splitlines()
+    assert 2 == result.code, result.err
+    assert lines, "nothing on stderr"
+    assert lines[0].startswith("error:"), result.err
+    if only_error_lines:
+        assert [] == [line for line in lines[1:] if not line.startswith("hint:")], result.err
+        assert len(lines) <= 2, result.err
+    assert before == _read(watched)
+    return result
+
+
+def blob_path(root: Path, content_hash: str) -> Path:
+    digest = content_hash.removeprefix("b3:")
+    return root / "content" / digest[:2] / digest[2:]
+
+
+def listing(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """A Cli on a data directory that does not exist yet."""
+    return Cli(tmp_path / "data", tmp_path / "home")
+
+
+@pytest.fixture
+def raw(cli: Cli) -> Cli:
+    """A Cli on a fresh raw-key chain (genesis only)."""
+    cli.ok("init", "--name", "test-agent")
+    return cli
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    """One raw chain (genesis, a committed and a relationship entry) for the rejection tests."""
+    tmp = tmp_path_factory.mktemp("shared")
+    c = Cli(tmp / "data", tmp / "home")
+    c.ok("init", "--name", "shared")
+    c.ok("add", "a permanent decision", "--type", "decision", "--tier", "committed")
+    c.ok("add", "an ordinary memory")
+    return c
+
+
+def _walk(command: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            yield from _walk(sub, (*path, name))
+
+
+COMMAND_PATHS = list(_walk(root_command))
+
+
+# -- help -------------------------------------------------------------------
+
+
+def test_command_tree_has_the_documented_commands() -> None:
+    """The walked command tree holds at least every command the README documents."""
+    expected = {
+        ("init",),
+        ("add",),
+        ("show",),
+        ("log",),
+        ("verify",),
+        ("stats",),
+        ("redact",),
+        ("keys",),
+        ("keys", "show"),
+        ("keys", "rotate"),
+        ("keys", "export-public"),
+    }
+    assert expected == expected & set(COMMAND_PATHS)
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS, ids=lambda p: " ".join(p) or "memory-chain")
+def test_every_command_help_has_an_example(path: tuple[str, ...]) -> None:
+    """`--help` of every command and subcommand exits 0 and shows an Example: block."""
+    result = CliRunner().invoke(root_command, [*path, "--help"], prog_name="memory-chain")
+    assert 0 == result.exit_code, result.output
+    assert "Example:" in result.output
+
+
+# -- init -------------------------------------------------------------------
+
+
+def test_init_raw(cli: Cli) -> None:
+    """init creates a 0600 raw key, agent.pub and a one-entry chain, and reports them as JSON."""
+    result = cli.run("init", "--name", "raw-agent", "--json")
+    assert (0, "") == (result.code, result.err)
+    info = result.json()
+    assert "raw" == info["key_mode"]
+    assert str(cli.root) == info["dir"]
+    assert 0o600 == stat.S_IMODE((cli.root / "agent.key").stat().st_mode)
+    assert info["key"] == (cli.root / "agent.pub").read_text().strip()
+    assert 1 == len(cli.chain.read_bytes().splitlines())
+    shown = cli.ok("show", "0", "--json").json()
+    assert ("genesis", {"name": "raw-agent"}) == (shown["type"], shown["meta"])
+
+
+def test_init_encrypted(cli: Cli) -> None:
+    """An encrypted chain is created and written to with $MEMORY_CHAIN_PASSPHRASE."""
+    env = {"MEMORY_CHAIN_PASSPHRASE": PASSPHRASE}
+    info = cli.ok("init", "--key-mode", "encrypted", "--json", env=env).json()
+    assert "encrypted" == info["key_mode"]
+    assert [False, True] == [
+        (cli.root / "agent.key").exists(),
+        (cli.root / "agent.key.enc").exists(),
+    ]
+    assert 1 == cli.ok("add", "sealed memory", "--json", env=env).json()["seq"]
+    assert info["key"] == cli.ok("keys", "show", "--json").json()["key"]
+    assert 0 == cli.run("verify").code
+    assert 1 == len(cli.secrets)  # the sealed seed was recovered and checked against output
+
+
+def test_init_env(cli: Cli) -> None:
+    """An env-mode chain takes its key from $MEMORY_CHAIN_SIGNING_KEY and stores no key file."""
+    seed = bytes(range(32))
+    env = {"MEMORY_CHAIN_SIGNING_KEY": seed.hex()}
+    expected_key = "ed25519:" + bytes(SigningKey(seed).verify_key).hex()
+    info = cli.ok("init", "--key-mode", "env", "--json", env=env).json()
+    assert (expected_key, "env") == (info["key"], info["key_mode"])
+    assert [] == sorted(p.name for p in cli.root.glob("agent.key*"))
+    assert 1 == cli.ok("add", "from env", "--json", env=env).json()["seq"]
+    assert None is cli.ok("keys", "show", "--json").json()["key_file"]
+    assert 0 == cli.run("verify").code
+
+
+# -- add --------------------------------------------------------------------
+
+
+def test_add_text(raw: Cli) -> None:
+    """add TEXT stores the exact text, non-ASCII included; --json reports seq, hash, ts, content."""
+    added = raw.ok("add", "café ☕ notes", "--json").json()
+    assert ["content", "hash", "seq", "ts"] == sorted(added)
+    assert 1 == added["seq"]
+    shown = raw.ok("show", "1", "--content", "--json").json()
+    assert ("café ☕ notes", added["content"]) == (shown["text"], shown["content"])
+    assert "added seq 2 b3:" in raw.ok("add", "plain output").out
+
+
+def test_the_seed_command(raw: Cli) -> None:
+    """The exact command `memory-chain add "<content>" --type decision --tier committed` works."""
+    result = raw.run("add", "<content>", "--type", "decision", "--tier", "committed")
+    assert (0, "") == (result.code, result.err)
+    assert result.out.startswith("added seq 1 b3:")
+    shown = raw.ok("show", "1", "--content", "--json").json()
+    assert ("decision", "committed", "<content>") == (shown["type"], shown["tier"], shown["text"])
+
+
+def test_add_stdin(raw: Cli) -> None:
+    """add - reads the content from stdin, byte for byte."""
+    result = raw.run("add", "-", "--type", "fact", stdin=b"line one\nline two")
+    assert 0 == result.code
+    assert "line one\nline two" == raw.ok("show", "1", "--content", "--json").json()["text"]
+
+
+def test_add_meta_parsing(raw: Cli) -> None:
+    """--meta values are JSON when they parse (ints, strings, objects, lists), else text."""
+    raw.ok(
+        "add", "with meta",
+        "--meta", "n=2",
+        "--meta", "env=staging",
+        "--meta", 'q="7"',
+        "--meta", 'o={"k":[1,"a"],"b":true}',
+        "--meta", "neg=-3",
+    )  # fmt: skip
+    expected = {"n": 2, "env": "staging", "q": "7", "o": {"k": [1, "a"], "b": True}, "neg": -3}
+    assert expected == raw.ok("show", "1", "--json").json()["meta"]
+
+
+def test_add_importance(raw: Cli) -> None:
+    """--importance sets the entry's importance; 0 and 100 are the bounds."""
+    raw.ok("add", "low", "--importance", "0")
+    raw.ok("add", "high", "--importance", "100")
+    raw.ok("add", "mid", "--importance", "37")
+    got = [raw.ok("show", str(seq), "--json").json()["importance"] for seq in (1, 2, 3)]
+    assert [0, 100, 37] == got
+
+
+def test_add_content_at_the_limit(raw: Cli) -> None:
+    """Content of exactly max_content_bytes is accepted."""
+    raw.ok("add", "-", stdin=b"x" * MAX_CONTENT)
+    assert MAX_CONTENT == raw.ok("show", "1", "--json").json()["size"]
+
+
+# -- add --batch --------------------------------------------------------------
+
+BATCH = [
+    {"content": "User prefers short answers", "type": "preference"},
+    {"content": "Temporary token", "tier": "ephemeral", "source": "auto", "importance": 40},
+    {"content": "Deploys on Tuesdays", "type": "fact", "meta": {"team": "infra", "k": 1}},
+]
+
+
+def _jsonl(items: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(item).encode() + b"\n" for item in items)
+
+
+def test_batch_from_file(raw: Cli, tmp_path: Path) -> None:
+    """add --batch FILE adds every line in order with its fields."""
+    batch = tmp_path / "batch.jsonl"
+    batch.write_bytes(_jsonl(BATCH))
+    added = raw.ok("add", "--batch", str(batch), "--json").json()
+    assert [1, 2, 3] == [a["seq"] for a in added]
+    entries = raw.ok("log", "--json").json()[::-1][1:]
+    assert [
+        ("preference", "relationship", "manual", {}),
+        ("memory", "ephemeral", "auto", {}),
+        ("fact", "relationship", "manual", {"team": "infra", "k": 1}),
+    ] == [(e["type"], e["tier"], e["source"], e["meta"]) for e in entries]
+    assert [i["content"] for i in BATCH] == [e["text"] for e in entries]
+    assert 40 == entries[1]["importance"]
+    assert 0 == raw.run("verify").code
+
+
+def test_batch_from_stdin(raw: Cli) -> None:
+    """add --batch - reads JSON lines from stdin (blank lines ignored)."""
+    result = raw.ok("add", "--batch", "-", stdin=b"\n" + _jsonl(BATCH) + b"\n\n")
+    assert "added 3 entries: seq 1..3" == result.out.strip()
+    assert 4 == raw.ok("stats", "--json").json()["entries"]
+
+
+BAD_LINES = {
+    "not-json": b"{not json",
+    "unknown-type": b'{"content": "x", "type": "bogus"}',
+    "float-meta": b'{"content": "x", "meta": {"f": 1.5}}',
+    "no-content": b'{"type": "fact"}',
+    "unknown-field": b'{"content": "x", "colour": "red"}',
+    "lone-surrogate": b'{"content": "\\ud800"}',
+    "nul-byte": b'{"content": "a\\u0000b"}',
+    "importance-101": b'{"content": "x", "importance": 101}',
+}
+
+
+@pytest.mark.parametrize("n", range(len(BAD_LINES)), ids=sorted(BAD_LINES))
+def test_batch_is_all_or_nothing(raw: Cli, tmp_path: Path, n: int) -> None:
+    """One bad line anywhere (first, middle, last) rejects the whole batch; nothing is written."""
+    lines = _jsonl(BATCH).splitlines()
+    position = (0, 1, 3)[n % 3]  # first, middle, last
+    lines.insert(position, BAD_LINES[sorted(BAD_LINES)[n]])
+    data = b"\n".join(lines) + b"\n"
+    before = listing(raw.root)
+    if n % 2:
+        assert_rejected(raw, "add", "--batch", "-", stdin=data)
+    else:
+        batch = tmp_path / "bad.jsonl"
+        batch.write_bytes(data)
+        assert_rejected(raw, "add", "--batch", str(batch))
+    assert before == listing(raw.root)
+
+
+# -- reading ------------------------------------------------------------------
+
+
+@pytest.fixture
+def populated(raw: Cli) -> Cli:
+    """Seq 1 decision/committed, 2 fact/ephemeral, 3 fact/relationship, 4 lesson/relationship."""
+    raw.ok("add", "Use pnpm, not npm", "--type", "decision", "--tier", "committed")
+    raw.ok("add", "Temporary token", "--type", "fact", "--tier", "ephemeral", "--source", "auto")
+    raw.ok("add", "Staging is on 5433", "--type", "fact", "--meta", "env=staging")
+    raw.ok("add", "Check the port first", "--type", "lesson", "--source", "curation")
+    return raw
+
+
+def test_show(populated: Cli) -> None:
+    """show SEQ prints the entry's fields; --content adds the text; --json has it as "text"."""
+    plain = populated.ok("show", "3").out
+    assert re.search(r"^\s*type  fact$", plain, re.M)
+    assert "Staging is on 5433" not in plain
+    with_content = populated.ok("show", "3", "--content").out
+    assert "Staging is on 5433" == with_content.rstrip().splitlines()[-1]
+    bare = populated.ok("show", "3", "--json").json()
+    full = populated.ok("show", "3", "--content", "--json").json()
+    assert (False, "Staging is on 5433") == ("text" in bare, full["text"])
+    assert (3, None, {"env": "staging"}) == (full["seq"], full["redacted_by"], full["meta"])
+
+
+def test_log_filters(populated: Cli) -> None:
+    """log lists newest first; --limit, --type and --tier filter; --json parses."""
+
+    def seqs(*args: str) -> list[int]:
+        return [e["seq"] for e in populated.ok("log", *args, "--json").json()]
+
+    assert [4, 3, 2, 1, 0] == seqs()
+    assert [4, 3] == seqs("--limit", "2")
+    assert [3, 2] == seqs("--type", "fact")
+    assert [2] == seqs("--tier", "ephemeral")
+    assert [1, 0] == seqs("--tier", "committed")
+    assert [3] == seqs("--type", "fact", "--tier", "relationship")
+    assert [] == seqs("--type", "episode")
+    text = populated.ok("log", "--limit", "2").out.splitlines()
+    assert 2 == len(text)
+    assert "lesson/relationship  Check the port first" in text[0]
+
+
+def test_stats_counts(populated: Cli) -> None:
+    """stats --json counts entries by type, tier and source, and blobs."""
+    info = populated.ok("stats", "--json").json()
+    assert 5 == info["entries"]
+    assert {"decision": 1, "fact": 2, "genesis": 1, "lesson": 1} == info["by_type"]
+    assert {"committed": 2, "ephemeral": 1, "relationship": 2} == info["by_tier"]
+    assert {"auto": 1, "curation": 1, "manual": 3} == info["by_source"]
+    assert (4, 0, "raw") == (info["blobs"], info["redacted"], info["key_mode"])
+    assert info["head"] == populated.ok("verify", "--json").json()["head"]
+
+
+# -- redact -------------------------------------------------------------------
+
+
+def test_redact_non_committed(populated: Cli) -> None:
+    """Redacting a non-committed entry deletes its blob; the chain still verifies."""
+    target = populated.ok("show", "2", "--json").json()
+    info = populated.ok("redact", "2", "--reason", "held a token", "--json").json()
+    assert (2, 5, True, False) == (
+        info["target"],
+        info["seq"],
+        info["blob_removed"],
+        info["blob_shared"],
+    )
+    assert not blob_path(populated.root, target["content"]).exists()
+    shown = populated.ok("show", "2", "--content", "--json").json()
+    assert (5, False) == (shown["redacted_by"], "text" in shown)
+    meta = populated.ok("show", "5", "--json").json()["meta"]
+    assert {"target": 2, "content": target["content"], "reason": "held a token"} == meta
+    assert 0 == populated.run("verify").code
+
+
+def test_redact_committed_is_refused(populated: Cli) -> None:
+    """Committed-tier content cannot be redacted: exit 2, nothing written, blob kept."""
+    target = populated.ok("show", "1", "--json").json()
+    result = assert_rejected(populated, "redact", "1", "--reason", "changed my mind")
+    assert "committed" in result.err
+    assert blob_path(populated.root, target["content"]).exists()
+
+
+def test_redact_keeps_a_shared_blob(raw: Cli) -> None:
+    """A blob that another live entry shares survives the redaction of one holder."""
+    raw.ok("add", "same words")
+    raw.ok("add", "same words", "--type", "fact")
+    info = raw.ok("redact", "1", "--reason", "duplicate", "--json").json()
+    assert (False, True) == (info["blob_removed"], info["blob_shared"])
+    assert "same words" == raw.ok("show", "2", "--content", "--json").json()["text"]
+    assert 0 == raw.run("verify").code
+
+
+# -- keys ---------------------------------------------------------------------
+
+
+def test_keys_show_and_export(raw: Cli, tmp_path: Path) -> None:
+    """keys show and export-public print the public key (file and stdout), never the seed."""
+    info = raw.ok("keys", "show", "--json").json()
+    pub = (raw.root / "agent.pub").read_text().strip()
+    assert (pub, "raw", str(raw.root / "agent.key")) == (
+        info["key"],
+        info["key_mode"],
+        info["key_file"],
+    )
+    assert pub in raw.ok("keys", "show").out
+    assert pub == raw.ok("keys", "export-public").out.strip()
+    out = tmp_path / "agent.pub"
+    raw.ok("keys", "export-public", "-o", str(out))
+    assert pub + "\n" == out.read_text()
+    exported = raw.ok("keys", "export-public", "--json").json()
+    assert {"key": pub, "chain_id": info["chain_id"]} == exported
+    assert 1 == len(raw.secrets)
+
+
+def test_keys_rotate(raw: Cli, tmp_path: Path) -> None:
+    """rotate hands over to a new key; new adds use it; the genesis key still pins the chain."""
+    genesis_pub = tmp_path / "genesis.pub"
+    raw.ok("keys", "export-public", "-o", str(genesis_pub))
+    old = genesis_pub.read_text().strip()
+    rotated = raw.ok("keys", "rotate", "--json").json()
+    assert (1, old) == (rotated["seq"], rotated["old_key"])
+    assert old != rotated["new_key"]
+    assert rotated["new_key"] == raw.ok("keys", "show", "--json").json()["key"]
+    raw.ok("add", "signed by the new key")
+    assert rotated["new_key"] == raw.ok("show", "2", "--json").json()["key"]
+    assert "rotated at seq 3" in raw.ok("keys", "rotate").out
+    assert 0 == raw.run("verify", "--trusted-key", str(genesis_pub)).code
+    assert 3 == len(raw.secrets)  # genesis seed and two rotated-in seeds, all checked
+
+
+def test_keys_rotate_encrypted(cli: Cli) -> None:
+    """An encrypted key rotates to a new encrypted key; old and new seeds never print."""
+    env = {"MEMORY_CHAIN_PASSPHRASE": PASSPHRASE}
+    cli.ok("init", "--key-mode", "encrypted", env=env)
+    cli.ok("keys", "rotate", env=env)
+    cli.ok("add", "after rotation", env=env)
+    assert 0 == cli.run("verify").code
+    assert 2 == len(cli.secrets)
+
+
+def test_keys_rotate_env(cli: Cli) -> None:
+    """An env-mode key rotates to $MEMORY_CHAIN_NEW_SIGNING_KEY."""
+    old, new = bytes(range(32)), bytes(range(1, 33))
+    cli.ok("init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": old.hex()})
+    both = {"MEMORY_CHAIN_SIGNING_KEY": old.hex(), "MEMORY_CHAIN_NEW_SIGNING_KEY": new.hex()}
+    rotated = cli.ok("keys", "rotate", "--json", env=both).json()
+    assert "ed25519:" + bytes(SigningKey(new).verify_key).hex() == rotated["new_key"]
+    cli.ok("add", "signed by the new env key", env={"MEMORY_CHAIN_SIGNING_KEY": new.hex()})
+    assert 0 == cli.run("verify").code
+
+
+# -- verify -------------------------------------------------------------------
+
+
+def test_verify_ok(populated: Cli) -> None:
+    """verify exits 0 and says how many entries it checked."""
+    result = populated.run("verify")
+    assert 0 == result.code
+    assert result.out.startswith("ok: 5 entries verified; head b3:")
+    assert "" == result.err
+
+
+def test_verify_json(populated: Cli) -> None:
+    """verify --json reports ok, size, head, chain id and key."""
+    result = populated.run("verify", "--json")
+    assert 0 == result.code
+    report = result.json()
+    keys = populated.ok("keys", "show", "--json").json()
+    assert (True, 5, None, 0) == (
+        report["ok"],
+        report["entries"],
+        report["failure"],
+        report["torn_tail_bytes"],
+    )
+    assert (keys["chain_id"], keys["key"]) == (report["chain_id"], report["key"])
+
+
+def test_verify_trusted_key(populated: Cli, tmp_path: Path) -> None:
+    """--trusted-key accepts a .pub file or ed25519:<hex>; another key fails at seq 0, exit 1."""
+    pub = tmp_path / "agent.pub"
+    populated.ok("keys", "export-public", "-o", str(pub))
+    assert 0 == populated.run("verify", "--trusted-key", str(pub)).code
+    assert 0 == populated.run("verify", "--trusted-key", pub.read_text().strip()).code
+    stranger = "ed25519:" + bytes(SigningKey(bytes(32)).verify_key).hex()
+    result = populated.run("verify", "--trusted-key", stranger)
+    assert 1 == result.code
+    assert result.err.startswith("FAILED at seq 0:")
+    assert "" == result.out
+
+
+def test_verify_chain_id(populated: Cli) -> None:
+    """--chain-id must match the genesis hash: the right id exits 0, another exits 1."""
+    chain_id = populated.ok("keys", "show", "--json").json()["chain_id"]
+    assert 0 == populated.run("verify", "--chain-id", chain_id).code
+    result = populated.run("verify", "--chain-id", "b3:" + "0" * 64)
+    assert 1 == result.code
+    assert "FAILED at seq 0" in result.err
+    assert "chain-id" in result.err
+
+
+def test_verify_from_and_workers(populated: Cli) -> None:
+    """verify --from SEQ and --workers 2 both verify a good chain."""
+    result = populated.run("verify", "--from", "2", "--json")
+    assert 0 == result.code
+    report = result.json()
+    assert (True, 2, 5) == (report["ok"], report["verified_from"], report["entries"])
+    assert 0 == populated.run("verify", "--workers", "2").code
+    assert 0 == populated.run("verify", "--workers", "2", "--from", "3").code
+
+
+def test_verify_tampered(populated: Cli) -> None:
+    """An edited entry makes verify exit 1 with "FAILED at seq N" on stderr (and in --json)."""
+    data = populated.chain.read_bytes()
+    assert 1 == data.count(b'"env":"staging"')
+    populated.chain.write_bytes(data.replace(b'"env":"staging"', b'"env":"prod!!!"'))
+    result = populated.run("verify")
+    assert 1 == result.code
+    assert result.err.startswith("FAILED at seq 3:"), result.err
+    report = populated.run("verify", "--json")
+    assert 1 == report.code
+    assert (False, 3) == (report.json()["ok"], report.json()["failure"]["seq"])
+    result = populated.run("verify", "--workers", "2")
+    assert (1, True) == (result.code, result.err.startswith("FAILED at seq 3:"))
+
+
+# -- bad input: exit 2, one error line, nothing written ------------------------
+
+REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
+    "invalid-utf8": (("add", b"\xff"), b""),
+    "nul-byte": (("add", "-"), b"a\x00b"),
+    "over-size-limit": (("add", "-"), b"x" * (MAX_CONTENT + 1)),
+    "empty-content": (("add", "-"), b""),
+    "meta-too-deep": (("add", "x", "--meta", 'a={"b":{"c":{"d":{"e":1}}}}'), b""),
+    "meta-float": (("add", "x", "--meta", "n=1.5"), b""),
+    "meta-not-key-value": (("add", "x", "--meta", "novalue"), b""),
+    "unknown-type": (("add", "x", "--type", "bogus"), b""),
+    "unknown-tier": (("add", "x", "--tier", "bogus"), b""),
+    "unknown-source": (("add", "x", "--source", "bogus"), b""),
+    "importance-101": (("add", "x", "--importance", "101"), b""),
+    "importance-negative": (("add", "x", "--importance=-1"), b""),
+    "text-and-batch": (("add", "x", "--batch", "-"), b'{"content": "y"}\n'),
+    "batch-missing-file": (("add", "--batch", "/nonexistent/batch.jsonl"), b""),
+    "batch-empty": (("add", "--batch", "-"), b"\n"),
+    "redact-missing-seq": (("redact", "99", "--reason", "gone"), b""),
+    "redact-genesis": (("redact", "0", "--reason", "no"), b""),
+    "show-missing-seq": (("show", "99"), b""),
+    "init-existing-chain": (("init",), b""),
+    "trusted-key-garbage": (("verify", "--trusted-key", "not-a-key"), b""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_bad_input_is_rejected(shared: Cli, case: str) -> None:
+    """Each bad input exits 2 with one `error:` line and leaves chain.jsonl byte-identical."""
+    args, stdin = REJECTED[case]
+    before = listing(shared.root)
+    assert_rejected(shared, *args, stdin=stdin)
+    assert before == listing(shared.root)
+
+
+def test_wrong_passphrase(cli: Cli) -> None:
+    """An encrypted chain refuses a wrong passphrase, and a missing one off a terminal."""
+    cli.ok("init", "--key-mode", "encrypted", env={"MEMORY_CHAIN_PASSPHRASE": PASSPHRASE})
+    wrong = assert_rejected(cli, "add", "x", env={"MEMORY_CHAIN_PASSPHRASE": "wrong"})
+    assert "wrong passphrase" in wrong.err
+    assert_rejected(cli, "add", "x")
+    assert_rejected(cli, "keys", "rotate", env={"MEMORY_CHAIN_PASSPHRASE": "wrong"})
+
+
+def test_group_readable_key_is_refused(raw: Cli) -> None:
+    """A raw key file with mode 0640 is refused for signing (and named in the hint)."""
+    (raw.root / "agent.key").chmod(0o640)
+    result = assert_rejected(raw, "add", "x")
+    assert "chmod 600" in result.err
+    assert_rejected(raw, "keys", "rotate")
+
+
+def test_malformed_env_key(cli: Cli) -> None:
+    """In env mode a malformed or missing $MEMORY_CHAIN_SIGNING_KEY is refused."""
+    cli.ok("init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": "ab" * 32})
+    for value in ("zz" * 32, "ab" * 31, "not hex at all"):
+        result = assert_rejected(cli, "add", "x", env={"MEMORY_CHAIN_SIGNING_KEY": value})
+        assert value not in result.err
+    assert_rejected(cli, "add", "x")
+    assert_rejected(cli, "init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": "12"})
+
+
+@pytest.mark.parametrize("args", [("add", "x"), ("log",), ("verify",), ("keys", "show")])
+def test_missing_data_dir(cli: Cli, args: tuple[str, ...]) -> None:
+    """Commands on a data directory that does not exist exit 2 and create nothing."""
+    result = assert_rejected(cli, *args, only_error_lines=False)
+    assert "no data directory" in result.err
+    assert not cli.root.exists()
+
+
+@pytest.mark.parametrize("args", [("add", "x"), ("verify",), ("init",)])
+def test_data_dir_is_a_file(cli: Cli, args: tuple[str, ...]) -> None:
+    """A data directory path that is a regular file is refused and the file left alone."""
+    cli.root.write_bytes(b"not a directory\n")
+    assert_rejected(cli, *args, watch=cli.root, only_error_lines=False)
+
+
+@pytest.mark.parametrize("kind", ["missing", "regular-file"])
+def test_bad_data_dir_prints_only_the_error(cli: Cli, kind: str) -> None:
+    """A missing or non-directory data dir gives just the error and hint lines, no traceback."""
+    if kind == "regular-file":
+        cli.root.write_bytes(b"not a directory\n")
+    assert_rejected(cli, "add", "x", watch=cli.root)
+
+
+def test_unreadable_data_dir(raw: Cli) -> None:
+    """A data directory with mode 000 is refused with exit 2 (not a traceback)."""
+    if os.geteuid() == 0:
+        pytest.skip("running as root: chmod 000 does not stop root from reading")
+    before = raw.chain.read_bytes()
+    raw.root.chmod(0)
+    try:
+        assert_rejected(raw, "add", "x")
+        assert_rejected(raw, "verify")
+    finally:
+        raw.root.chmod(0o700)
+    assert before == raw.chain.read_bytes()
+
+
+def test_usage_errors_are_one_line(shared: Cli) -> None:
+    """click usage errors (bad int, missing option, unknown command) follow the one-line rule."""
+    for args in (("show", "abc"), ("redact", "1"), ("log", "--limit", "0"), ("bogus",)):
+        assert_rejected(shared, *args)

@@ -1,0 +1,92 @@
+"""The README's commands are run, so they cannot go stale."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+AMBIENT = (
+    "MEMORY_CHAIN_DIR",
+    "MEMORY_CHAIN_SIGNING_KEY",
+    "MEMORY_CHAIN_NEW_SIGNING_KEY",
+    "MEMORY_CHAIN_PASSPHRASE",
+)
+
+
+def sh_blocks(markdown: str) -> list[str]:
+    """The bodies of the ```sh fenced blocks, in order."""
+    return re.findall(r"^```sh\n(.*?)^```$", markdown, flags=re.M | re.S)
+
+
+def section(markdown: str, heading: str) -> str:
+    """The text under ``heading`` up to the next heading of the same or higher level."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = markdown.index(f"\n{heading}\n") + len(heading) + 2
+    end = re.search(rf"^#{{1,{level}}} ", markdown[start:], flags=re.M)
+    return markdown[start : start + end.start()] if end else markdown[start:]
+
+
+def commands(block: str) -> list[str]:
+    """Non-empty, non-comment lines of a shell block, with trailing comments removed."""
+    lines = (re.sub(r"\s+#\s.*$", "", line).strip() for line in block.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+USE = [
+    line
+    for line in sh_blocks(section(README, "## Use"))[0].splitlines()
+    if line.strip() and not line.lstrip().startswith("#")
+]
+
+
+def test_use_section_has_commands() -> None:
+    """The Use section has a sh block that starts with init."""
+    assert "memory-chain init --name my-agent" == USE[0]
+    assert len(USE) >= 5
+
+
+def test_use_commands_run(tmp_path: Path) -> None:
+    """Every line of the Use block exits 0, in order, on a fresh data directory."""
+    env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
+    bindir = str(Path(sys.executable).parent)
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMORY_CHAIN_DIR=str(tmp_path / "data"),
+        PATH=bindir + os.pathsep + env.get("PATH", ""),
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    for line in USE:
+        result = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", line],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert 0 == result.returncode, f"{line}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("name", ["demo", "test", "run"])
+def test_ci_scripts_exist(name: str) -> None:
+    """The .ci scripts the README and CI name exist."""
+    assert (REPO / ".ci" / name).is_file()
+
+
+def test_first_block_runs_the_ci_scripts() -> None:
+    """The README's first sh block starts with `bash .ci/demo` then `bash .ci/test`."""
+    assert ["bash .ci/demo", "bash .ci/test"] == commands(sh_blocks(README)[0])[:2]
+
+
+def test_ci_run_invokes_the_test_script() -> None:
+    """.ci/run (the CI entry point) runs `bash .ci/test`."""
+    lines = commands((REPO / ".ci" / "run").read_text())
+    assert "bash .ci/test" in lines
