@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .entry import HASH_RE
+from .errors import InputError
 from .head import load_head
 from .ledger import Ledger
 from .parallel import verify_parallel
@@ -38,8 +40,15 @@ def verify_ledger(
     chain_id: str | None = None,
     workers: int | None = None,
 ) -> Report:
-    """Verify the chain in ``ledger``'s directory with its blobs and pins."""
-    pinned = chain_id or ledger.config.chain_id
+    """Verify the chain in ``ledger``'s directory with its blobs and pins.
+
+    ``chain_id`` is pinned in addition to the one in config.json.
+    """
+    if chain_id is not None and HASH_RE.fullmatch(chain_id) is None:
+        raise InputError(f"not a chain id: {chain_id!r}", hint="a chain id is b3:<64 hex>")
+    # Read the cached head before the chain: the chain only grows, so a
+    # write landing in between cannot look like a truncation.
+    head = load_head(ledger.layout)
     n = workers if workers is not None else default_workers(ledger.layout.chain)
     if n > 1:
         report = verify_parallel(
@@ -47,7 +56,7 @@ def verify_ledger(
             content_root=ledger.layout.content,
             workers=n,
             trusted_key=trusted_key,
-            chain_id=pinned,
+            chain_id=chain_id,
             from_seq=from_seq,
         )
     else:
@@ -55,27 +64,44 @@ def verify_ledger(
             ledger.iter_lines(),
             blobs=ledger.store.get,
             trusted_key=trusted_key,
-            chain_id=pinned,
+            chain_id=chain_id,
             from_seq=from_seq,
         )
-    if report.ok:
-        head = load_head(ledger.layout)
-        if head is not None and head.chain_id == report.chain_id and head.size > report.size:
-            failure = Failure(
-                report.size,
-                12,
-                "truncated",
-                f"chain has {report.size} entries; the cached head of this directory "
-                f"recorded {head.size}",
-            )
-            return Report(
-                False,
-                report.size,
-                report.head,
-                report.chain_id,
-                report.key,
-                failure,
-                report.torn_tail,
-                from_seq,
-            )
-    return report
+    if report.ok and from_seq >= report.size > 0:
+        raise InputError(
+            f"--from {from_seq} is beyond the last entry (seq {report.size - 1}): nothing checked"
+        )
+    failure = None
+    pinned = ledger.config.chain_id
+    if report.ok and pinned is not None and report.chain_id != pinned:
+        failure = Failure(
+            0,
+            11,
+            "chain-id-mismatch",
+            f"chain id {report.chain_id} is not {pinned}, pinned in config.json",
+        )
+    elif (
+        report.ok
+        and head is not None
+        and head.chain_id == report.chain_id
+        and head.size > report.size
+    ):
+        failure = Failure(
+            report.size,
+            12,
+            "truncated",
+            f"chain has {report.size} entries; the cached head of this directory "
+            f"recorded {head.size}",
+        )
+    if failure is None:
+        return report
+    return Report(
+        False,
+        report.size,
+        report.head,
+        report.chain_id,
+        report.key,
+        failure,
+        report.torn_tail,
+        from_seq,
+    )

@@ -22,6 +22,7 @@ from typing import Any, Final
 import orjson
 
 from .errors import ChainStateError, OperationalError
+from .fsutil import fsync_dir, write_all
 
 __all__ = ["CONFIG_FORMAT", "ENV_DIR", "Config", "Layout", "resolve_dir"]
 
@@ -112,9 +113,16 @@ class Config:
         return cls(data)
 
     def save(self, layout: Layout) -> None:
+        """Replace config.json durably (temp file, fsync, rename, fsync folder)."""
         tmp = layout.config.with_name("config.json.tmp")
-        tmp.write_bytes(orjson.dumps(self.data, option=orjson.OPT_INDENT_2) + b"\n")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            write_all(fd, orjson.dumps(self.data, option=orjson.OPT_INDENT_2) + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, layout.config)
+        fsync_dir(layout.root)
 
     @property
     def name(self) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 import orjson
@@ -79,15 +80,15 @@ MAX_META_DEPTH: Final = 4
 HASH_RE: Final = re.compile(r"b3:[0-9a-f]{64}")
 KEY_RE: Final = re.compile(r"ed25519:[0-9a-f]{64}")
 SIG_RE: Final = re.compile(r"[0-9a-f]{128}")
-TS_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+TS_RE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def format_ts(micros: int) -> str:
     """Render microseconds since the Unix epoch as the fixed-width ts string."""
-    import datetime as _dt
-
-    epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-    when = epoch + _dt.timedelta(microseconds=micros)
+    when = _EPOCH + timedelta(microseconds=micros)
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -202,15 +203,17 @@ def check_fields(obj: dict[str, Any]) -> None:
     if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT:
         raise Malformed(2, "seq must be a non-negative integer")
     ts = obj["ts"]
-    if type(ts) is not str or TS_RE.fullmatch(ts) is None:
-        raise Malformed(2, "ts must be YYYY-MM-DDTHH:MM:SS.ffffffZ")
+    if type(ts) is not str or TS_RE.fullmatch(ts) is None or not _real_date(ts):
+        raise Malformed(2, "ts must be a real UTC time as YYYY-MM-DDTHH:MM:SS.ffffffZ")
     kind = obj["type"]
-    if kind not in _TYPE_SET:
+    if type(kind) is not str or kind not in _TYPE_SET:
         raise Malformed(2, f"unknown type {kind!r}")
-    if obj["tier"] not in _TIER_SET:
-        raise Malformed(2, f"unknown tier {obj['tier']!r}")
-    if obj["source"] not in _SOURCE_SET:
-        raise Malformed(2, f"unknown source {obj['source']!r}")
+    tier = obj["tier"]
+    if type(tier) is not str or tier not in _TIER_SET:
+        raise Malformed(2, f"unknown tier {tier!r}")
+    source = obj["source"]
+    if type(source) is not str or source not in _SOURCE_SET:
+        raise Malformed(2, f"unknown source {source!r}")
     imp = obj["importance"]
     if type(imp) is not int or not 0 <= imp <= 100:
         raise Malformed(2, "importance must be an integer 0..100")
@@ -254,6 +257,14 @@ def check_fields(obj: dict[str, Any]) -> None:
             raise Malformed(2, f"meta exceeds {MAX_META_BYTES} bytes")
     if system:
         _check_system_meta(obj)
+
+
+def _real_date(ts: str) -> bool:
+    try:
+        datetime.fromisoformat(ts[:-1])
+    except ValueError:
+        return False
+    return True
 
 
 _TYPE_SET: Final = frozenset(TYPES)

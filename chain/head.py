@@ -28,7 +28,7 @@ import orjson
 
 from .canonical import b3, canonical
 from .config import Layout
-from .errors import IntegrityError, OperationalError
+from .errors import ChainStateError, IntegrityError, OperationalError
 from .fsutil import fsync_dir
 from .verify import (
     BLOB_ABSENT,
@@ -190,6 +190,11 @@ def recover(layout: Layout, fd: int, blobs: BlobGetter, *, check_signatures: boo
         offset += len(line) + 1
     if torn:
         _quarantine(layout, fd, offset, torn)
+    if state.size == 0:
+        raise ChainStateError(
+            "chain.jsonl holds no entry (not even its genesis)",
+            hint="restore it from a backup or an export, or `memory-chain init` a new directory",
+        )
     head.size, head.offset, head.hash = state.size, offset, state.head
     head.ts, head.key, head.chain_id = state.ts, state.key, state.chain_id
     save_head(layout, head)

@@ -36,6 +36,7 @@ from .entry import (
     MAX_META_DEPTH,
     SOURCES,
     TIERS,
+    Malformed,
     default_importance,
     format_ts,
     parse_line,
@@ -124,6 +125,21 @@ class Appended:
     line: bytes
 
 
+def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:
+    """Sign ``obj`` and return its line, checked against verification steps 1-3.
+
+    A line that verify would reject is never written: a failure here is a
+    bug or bad input that slipped through, reported as InputError.
+    """
+    obj["sig"] = signer.sign(signing_message(obj))
+    line = canonical(obj)
+    try:
+        parse_line(line)
+    except Malformed as exc:
+        raise InputError(f"refusing to write an invalid entry: {exc.message}") from None
+    return line
+
+
 class Ledger:
     """One data directory: read helpers and the locked write path."""
 
@@ -155,55 +171,65 @@ class Ledger:
         clock: Clock = system_clock,
         signer: Signer | None = None,
     ) -> Ledger:
-        """Create a data directory with its key, config and genesis entry."""
+        """Create a data directory with its key, config and genesis entry.
+
+        chain.jsonl, created last with O_EXCL under the lock, is the commit
+        point: a directory without it (an init that was interrupted) can be
+        initialised again; one with it is never overwritten.
+        """
         layout = Layout(root)
         if key_mode not in KEY_MODES:
             raise InputError(f"unknown key mode {key_mode!r}", hint="use raw, encrypted or env")
         if not name or len(name) > 200:
             raise InputError("the agent name must be 1-200 characters")
-        if layout.config.exists() or layout.chain.exists():
-            raise ChainStateError(
-                f"a chain already exists in {root}",
-                hint="use another --dir, or keep using this one",
-            )
+        exists = ChainStateError(
+            f"a chain already exists in {root}", hint="use another --dir, or keep using this one"
+        )
+        if layout.chain.exists():
+            raise exists
         if signer is None:
             signer = load_signer(None, "env", None) if key_mode == "env" else Signer.generate()
         try:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            layout.content.mkdir(exist_ok=True)
+            lock_fd = os.open(layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise OperationalError(f"cannot create {root}: {exc.strerror}") from None
-        store_signer(signer, key_file(root, key_mode), key_mode, passphrase)
-        layout.public_key.write_text(signer.key_id + "\n")
-        ts = format_ts(clock())
-        obj: dict[str, Any] = {
-            "v": FORMAT_VERSION,
-            "seq": 0,
-            "ts": ts,
-            "type": "genesis",
-            "tier": "committed",
-            "source": "manual",
-            "importance": 100,
-            "content": None,
-            "size": 0,
-            "prev": None,
-            "key": signer.key_id,
-            "meta": {"name": name},
-        }
-        obj["sig"] = signer.sign(signing_message(obj))
-        line = canonical(obj)
-        parse_line(line)
-        fd = os.open(layout.chain, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         try:
-            write_all(fd, line + b"\n")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(root)
-        chain_id = b3(line)
-        Config.new(name, key_mode, chain_id).save(layout)
-        save_head(
-            layout,
-            Head(
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            if layout.chain.exists():
+                raise exists
+            ts = format_ts(clock())
+            obj: dict[str, Any] = {
+                "v": FORMAT_VERSION,
+                "seq": 0,
+                "ts": ts,
+                "type": "genesis",
+                "tier": "committed",
+                "source": "manual",
+                "importance": 100,
+                "content": None,
+                "size": 0,
+                "prev": None,
+                "key": signer.key_id,
+                "meta": {"name": name},
+            }
+            line = self_checked(obj, signer)
+            chain_id = b3(line)
+            store_signer(signer, key_file(root, key_mode), key_mode, passphrase)
+            layout.public_key.write_text(signer.key_id + "\n")
+            Config.new(name, key_mode, chain_id).save(layout)
+            try:
+                fd = os.open(layout.chain, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                raise exists from None
+            try:
+                write_all(fd, line + b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            fsync_dir(root)
+            head = Head(
                 size=1,
                 offset=len(line) + 1,
                 last_offset=0,
@@ -211,8 +237,10 @@ class Ledger:
                 ts=ts,
                 key=signer.key_id,
                 chain_id=chain_id,
-            ),
-        )
+            )
+            save_head(layout, head)
+        finally:
+            os.close(lock_fd)
         ledger = cls(root, passphrase=passphrase, clock=clock)
         ledger._signer = signer
         return ledger
@@ -297,19 +325,26 @@ class Ledger:
         """Now, or the head's ts if the clock went backwards (ts never decreases)."""
         return max(format_ts(self.clock()), head.ts)
 
-    def check_signer(self, signer: Signer, head: Head) -> None:
+    def check_signer(self, signer: Signer, head: Head) -> Signer:
+        """Return the signer for ``head``'s current key (under the lock).
+
+        If another process rotated the key since ``signer`` was loaded, the
+        config and key are loaded again once.
+        """
+        if signer.key_id != head.key:
+            self.config = Config.load(self.layout)
+            self._signer = None
+            signer = self.signer()
         if signer.key_id != head.key:
             raise KeyAccessError(
                 f"the signing key {signer.key_id} is not the chain's current key {head.key}",
                 hint="use the key named by the last key rotation",
             )
+        return signer
 
     def sign_line(self, obj: dict[str, Any], signer: Signer) -> bytes:
         """Sign ``obj``, self-check the line against steps 1-3, return it."""
-        obj["sig"] = signer.sign(signing_message(obj))
-        line = canonical(obj)
-        parse_line(line)
-        return line
+        return self_checked(obj, signer)
 
     def append_line(self, fd: int, head: Head, line: bytes, blob: str | None = None) -> Appended:
         """Append one signed line durably (with its blob, if any); advance the head.
@@ -346,7 +381,7 @@ class Ledger:
         item.check(self.config.max_content_bytes)
         signer = self.signer()
         with self.locked() as (fd, head):
-            self.check_signer(signer, head)
+            signer = self.check_signer(signer, head)
             content_hash = self.store.put(item.content)
             obj = self._entry(head, item, content_hash, self.next_ts(head))
             return self.append_line(fd, head, self.sign_line(obj, signer), content_hash)
@@ -363,7 +398,7 @@ class Ledger:
                 raise InputError(f"batch item {i}: {exc.message}", hint=exc.hint) from None
         signer = self.signer()
         with self.locked() as (fd, head):
-            self.check_signer(signer, head)
+            signer = self.check_signer(signer, head)
             hashes = [self.store.put(item.content) for item in items]
             self.store.close()
             sync_filesystem(self.layout.root)

@@ -36,7 +36,7 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
         raise InputError("the reason is over 1000 characters")
     signer = ledger.signer()
     with ledger.locked() as (fd, head):
-        ledger.check_signer(signer, head)
+        signer = ledger.check_signer(signer, head)
         if not 0 <= seq < head.size:
             raise InputError(f"no entry with seq {seq} (the chain has {head.size})")
         target = None

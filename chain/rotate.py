@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from .entry import FORMAT_VERSION, default_importance, rotation_message
-from .errors import InputError
+from .errors import InputError, KeyAccessError
 from .fsutil import fsync_dir
 from .keys import ENV_NEW_KEY, KEY_MODES, Signer, key_file, load_signer, store_signer
 
@@ -48,7 +48,7 @@ def rotate(ledger: Ledger, new_mode: str | None = None) -> Appended:
         phrase = source("Passphrase for the new signing key", True)
         source = lambda _prompt, _confirm: phrase  # noqa: E731
     with ledger.locked() as (fd, head):
-        ledger.check_signer(old, head)
+        old = ledger.check_signer(old, head)
         if new.key_id == head.key:
             raise InputError("the new key is the current key")
         if final is not None:
@@ -87,7 +87,7 @@ def _pending(ledger: Ledger) -> tuple[str, Path, str] | None:
                 public = Signer(bytes.fromhex(nxt.read_text("ascii").strip())).key_id
             else:
                 public = str(orjson.loads(nxt.read_bytes())["public_key"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, KeyAccessError):
             public = ""
         return mode, nxt, public
     return None

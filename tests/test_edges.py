@@ -1,0 +1,122 @@
+"""Edge cases of the ledger found in review, each pinned by a test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from memory_chain.chain.audit import verify_ledger
+from memory_chain.chain.canonical import canonical
+from memory_chain.chain.entry import Malformed, parse_line
+from memory_chain.chain.errors import ChainStateError, InputError
+from memory_chain.chain.ledger import Ledger, NewEntry
+from memory_chain.chain.redact import redact
+from memory_chain.chain.rotate import rotate
+
+
+def _genesis(ledger: Ledger) -> dict[str, object]:
+    return orjson.loads(ledger.layout.chain.read_bytes().splitlines()[0])
+
+
+@pytest.mark.parametrize("field", ["type", "tier", "source"])
+@pytest.mark.parametrize("value", [[], {}, 1, None])
+def test_unhashable_enum_values_are_malformed(ledger: Ledger, field: str, value: object) -> None:
+    """A non-string type, tier or source is malformed (step 2), never a crash."""
+    obj = _genesis(ledger)
+    obj[field] = value
+    with pytest.raises(Malformed) as exc:
+        parse_line(canonical(obj))
+    assert 2 == exc.value.step
+
+
+@pytest.mark.parametrize(
+    "ts",
+    [
+        "\u0662\u0660\u0662\u0666-01-01T00:00:00.000000Z",
+        "2026-13-01T00:00:00.000000Z",
+        "2026-02-30T00:00:00.000000Z",
+        "2026-01-01T24:00:00.000000Z",
+    ],
+)
+def test_timestamps_must_be_real_ascii_times(ledger: Ledger, ts: str) -> None:
+    """Non-ASCII digits and impossible dates are malformed."""
+    obj = _genesis(ledger)
+    obj["ts"] = ts
+    with pytest.raises(Malformed, match="ts must be"):
+        parse_line(canonical(obj))
+
+
+def test_redaction_reason_over_meta_limit_is_input_error(ledger: Ledger) -> None:
+    """A reason within 1000 characters but over 4096 bytes of meta is refused before writing."""
+    seq = ledger.add(NewEntry(b"to redact")).seq
+    before = ledger.layout.chain.read_bytes()
+    with pytest.raises(InputError, match="meta exceeds"):
+        redact(ledger, seq, "\U0001f600" * 1000)
+    assert before == ledger.layout.chain.read_bytes()
+
+
+def test_stale_ledger_follows_a_rotation_by_another_process(data_dir: Path) -> None:
+    """A Ledger whose key was rotated by another Ledger reloads the new key and keeps adding."""
+    first = Ledger.init(data_dir, name="a")
+    first.add(NewEntry(b"before"))
+    rotate(Ledger(data_dir))
+    appended = first.add(NewEntry(b"after"))
+    assert 3 == appended.seq
+    assert verify_ledger(Ledger(data_dir)).ok
+
+
+def test_corrupt_next_key_is_dropped(ledger: Ledger) -> None:
+    """A corrupt agent.key.next (an interrupted rotation) is removed, not a permanent block."""
+    nxt = ledger.layout.root / "agent.key.next"
+    nxt.write_text("not a key\n")
+    nxt.chmod(0o600)
+    ledger.add(NewEntry(b"still works"))
+    assert not nxt.exists()
+
+
+def test_from_beyond_the_end_is_refused(ledger: Ledger) -> None:
+    """verify --from past the last entry checks nothing, so it is an input error."""
+    with pytest.raises(InputError, match="beyond the last entry"):
+        verify_ledger(ledger, from_seq=5)
+
+
+def test_malformed_chain_id_pin_is_refused(ledger: Ledger) -> None:
+    """A chain id that is not b3:<64 hex> is an input error, not a verification failure."""
+    with pytest.raises(InputError, match="not a chain id"):
+        verify_ledger(ledger, chain_id="B3:ABC")
+
+
+def test_config_pin_and_explicit_pin_both_apply(ledger: Ledger) -> None:
+    """An explicit --chain-id adds to the config pin instead of replacing it."""
+    real = ledger.config.chain_id
+    assert real is not None
+    ledger.config.data["chain_id"] = "b3:" + "0" * 64
+    report = verify_ledger(ledger, chain_id=real)
+    assert (False, "chain-id-mismatch") == (report.ok, report.failure and report.failure.reason)
+
+
+def test_empty_chain_file_is_a_state_error(ledger: Ledger) -> None:
+    """An empty chain.jsonl with no head is reported as such, not as a key mismatch."""
+    ledger.layout.chain.write_bytes(b"")
+    ledger.layout.head.unlink()
+    with pytest.raises(ChainStateError, match="holds no entry"):
+        Ledger(ledger.layout.root).add(NewEntry(b"x"))
+
+
+def test_interrupted_init_can_be_redone(data_dir: Path) -> None:
+    """A directory with config.json but no chain.jsonl (init cut short) can be initialised."""
+    Ledger.init(data_dir, name="first")
+    (data_dir / "chain.jsonl").unlink()
+    ledger = Ledger.init(data_dir, name="second")
+    assert "second" == ledger.config.name
+    assert verify_ledger(ledger).ok
+
+
+def test_init_never_overwrites_a_chain(ledger: Ledger) -> None:
+    """init refuses a directory that holds a chain, leaving it byte-identical."""
+    before = ledger.layout.chain.read_bytes()
+    with pytest.raises(ChainStateError, match="already exists"):
+        Ledger.init(ledger.layout.root, name="again")
+    assert before == ledger.layout.chain.read_bytes()
