@@ -11,6 +11,7 @@ A secret key is never printed, logged or put in an exception message.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Callable
@@ -85,6 +86,11 @@ def verify_sig(key_id: str, message: bytes, sig_hex: str) -> bool:
     except (BadSignatureError, CryptoError, ValueError):
         return False
     return True
+
+
+@functools.lru_cache(maxsize=64)
+def _public_bytes(key_id: str) -> bytes:
+    return bytes.fromhex(key_id[len(KEY_PREFIX) :])
 
 
 def parse_public_key(text: str) -> str:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .canonical import b3
-from .entry import Malformed, parse_line, rotation_message, signing_message
+from .entry import Malformed, parse_line, rotation_message, signing_message_of_line
 from .keys import verify_sig
 
 __all__ = [
@@ -143,7 +143,7 @@ def check_line(line: bytes, blobs: BlobGetter | None, signatures: bool = True) -
     kind = obj["type"]
     if signatures:
         # Step 8.
-        sig_ok = verify_sig(key, signing_message(obj), obj["sig"])
+        sig_ok = verify_sig(key, signing_message_of_line(entry), obj["sig"])
     if kind == "key-rotation":
         new_key = meta["new_key"]
         if signatures:

@@ -34,6 +34,9 @@ from memory_chain.chain.entry import (
     TIERS,
     TYPES,
     format_ts,
+    parse_line,
+    signing_message,
+    signing_message_of_line,
 )
 from memory_chain.chain.keys import Signer
 from memory_chain.chain.ledger import Ledger, NewEntry
@@ -346,3 +349,14 @@ def test_check_value_rejects_unsafe_ints(value: Any) -> None:
     """An integer beyond +-(2**53 - 1) anywhere is rejected."""
     with pytest.raises(ValueDomainError, match=r"outside \+-\(2\*\*53 - 1\)"):
         check_value(value, max_depth=MAX_META_DEPTH)
+
+
+@settings(max_examples=100, deadline=None)
+@given(meta=st.dictionaries(st.sampled_from(["sig", "a", "x.y", "size"]), st.text(max_size=20)))
+def test_signing_message_cut_from_the_line_equals_serialised(meta: dict[str, str]) -> None:
+    """The verifier's byte-cut signing message equals the re-serialised one, whatever meta holds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger = Ledger.init(Path(tmp) / "c", name="cut")
+        appended = ledger.add(NewEntry(b"x", meta={"nested": meta, **meta}))
+        entry = parse_line(appended.line)
+        assert signing_message(entry.obj) == signing_message_of_line(entry)
