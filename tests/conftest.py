@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.cli import Cli
 
 from memory_chain.chain.ledger import Ledger
 
@@ -36,3 +37,29 @@ def data_dir(tmp_path: Path) -> Path:
 def ledger(data_dir: Path) -> Ledger:
     """A fresh chain with a raw key and only its genesis entry."""
     return Ledger.init(data_dir, name="test-agent")
+
+
+# -- the memory-chain command line (tests/test_cli_*.py; see tests/helpers/cli.py) --
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """A Cli on a data directory that does not exist yet."""
+    return Cli(tmp_path / "data", tmp_path / "home")
+
+
+@pytest.fixture
+def raw(cli: Cli) -> Cli:
+    """A Cli on a fresh raw-key chain (genesis only)."""
+    cli.ok("init", "--name", "test-agent")
+    return cli
+
+
+@pytest.fixture
+def populated(raw: Cli) -> Cli:
+    """Seq 1 decision/committed, 2 fact/ephemeral, 3 fact/relationship, 4 lesson/relationship."""
+    raw.ok("add", "Use pnpm, not npm", "--type", "decision", "--tier", "committed")
+    raw.ok("add", "Temporary token", "--type", "fact", "--tier", "ephemeral", "--source", "auto")
+    raw.ok("add", "Staging is on 5433", "--type", "fact", "--meta", "env=staging")
+    raw.ok("add", "Check the port first", "--type", "lesson", "--source", "curation")
+    return raw

@@ -1,221 +1,26 @@
-"""The `memory-chain` command line, driven as a user drives it.
+"""The `memory-chain` commands doing their jobs, driven as a user drives them.
 
-Exit codes, stderr and every refusal are checked on the installed console
-script in a subprocess (``Cli.run``); setup steps and output formats run
-``main(argv)`` in-process for speed (``Cli.ok``). Either way ``Cli`` checks
-that no secret signing seed (raw, encrypted, env or retired) is ever printed.
+init, add, add --batch, show, log, stats, redact, keys and verify, plus every
+command's `--help` Example. Refusals and bad input are in test_cli_errors.py;
+the ``Cli`` runner (which fails a test if a secret seed is ever printed) is
+in tests/helpers/cli.py and the ``cli``/``raw``/``populated`` fixtures in
+tests/conftest.py.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
 import stat
-import subprocess
-import sys
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
 from click.testing import CliRunner
+from helpers.cli import BATCH, MAX_CONTENT, PASSPHRASE, Cli, blob_path, jsonl
 from nacl.signing import SigningKey
 
-from memory_chain.chain.errors import MemoryChainError
-from memory_chain.chain.keys import load_signer
 from memory_chain.cli.main import cli as root_command
-from memory_chain.cli.main import main
-
-AMBIENT = (
-    "MEMORY_CHAIN_DIR",
-    "MEMORY_CHAIN_SIGNING_KEY",
-    "MEMORY_CHAIN_NEW_SIGNING_KEY",
-    "MEMORY_CHAIN_PASSPHRASE",
-)
-SEED_ENV = ("MEMORY_CHAIN_SIGNING_KEY", "MEMORY_CHAIN_NEW_SIGNING_KEY")
-PASSPHRASE = "correct horse battery staple"
-MAX_CONTENT = 65536
-HEX64 = re.compile(r"[0-9a-f]{64}")
-
-
-def _script() -> str:
-    beside = Path(sys.executable).with_name("memory-chain")
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("memory-chain")
-    assert found is not None, "the memory-chain console script is not installed"
-    return found
-
-
-SCRIPT = _script()
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-class Cli:
-    """Runs memory-chain on one data directory; fails if a secret seed is ever printed."""
-
-    def __init__(self, root: Path, home: Path) -> None:
-        self.root = root
-        self.chain = root / "chain.jsonl"
-        self.env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
-        self.env.update(HOME=str(home), MEMORY_CHAIN_DIR=str(root))
-        self.secrets: set[str] = set()
-        self._unsealed: dict[tuple[str, int], str] = {}
-
-    def _collect(self, env: dict[str, str]) -> None:
-        for name in SEED_ENV:
-            value = env.get(name, "").strip().lower()
-            if HEX64.fullmatch(value):
-                self.secrets.add(value)
-        try:
-            files = [*self.root.glob("agent.key*"), *self.root.glob("keys/retired/*")]
-        except OSError:
-            return
-        for path in files:
-            if not path.is_file() or path.name.endswith(".tmp"):
-                continue
-            if ".enc" in path.name:
-                self._collect_sealed(path, env.get("MEMORY_CHAIN_PASSPHRASE"))
-                continue
-            text = path.read_text("ascii", errors="replace").strip().lower()
-            if HEX64.fullmatch(text):
-                self.secrets.add(text)
-
-    def _collect_sealed(self, path: Path, phrase: str | None) -> None:
-        st = path.stat()
-        marker = (str(path), st.st_mtime_ns)
-        if phrase is None or marker in self._unsealed:
-            return
-        try:
-            seed = load_signer(path, "encrypted", lambda _p, _c: phrase).seed().hex()
-        except MemoryChainError:
-            return
-        self._unsealed[marker] = seed
-        self.secrets.add(seed)
-
-    def _check(self, args: tuple[str | bytes, ...], out: str, err: str) -> None:
-        for seed in self.secrets:
-            assert seed not in out.lower(), f"secret seed printed on stdout by {args}"
-            assert seed not in err.lower(), f"secret seed printed on stderr by {args}"
-
-    def run(
-        self, *args: str | bytes, stdin: bytes = b"", env: dict[str, str] | None = None
-    ) -> Result:
-        """Run the console script in a subprocess, as a user does."""
-        run_env = {**self.env, **(env or {})}
-        self._collect(run_env)
-        proc = subprocess.run(
-            [SCRIPT, *args], input=stdin, env=run_env, capture_output=True, timeout=60
-        )
-        self._collect(run_env)
-        out = proc.stdout.decode("utf-8", errors="replace")
-        err = proc.stderr.decode("utf-8", errors="replace")
-        self._check(args, out, err)
-        return Result(proc.returncode, out, err)
-
-    def ok(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Result:
-        """Run main(argv) in this process (fast, for setup and output checks); require exit 0."""
-        run_env: dict[str, str | None] = {name: None for name in AMBIENT}
-        run_env.update(HOME=self.env["HOME"], MEMORY_CHAIN_DIR=str(self.root), **(env or {}))
-        self._collect({k: v for k, v in run_env.items() if v is not None})
-        showwarning = warnings.showwarning
-        try:
-            result = CliRunner().invoke(
-                _ViaMain("memory-chain"), list(args), input=stdin, env=run_env
-            )
-        finally:
-            warnings.showwarning = showwarning
-        self._collect({k: v for k, v in run_env.items() if v is not None})
-        self._check(args, result.stdout, result.stderr)
-        assert 0 == result.exit_code, result.stderr or repr(result.exception)
-        return Result(result.exit_code, result.stdout, result.stderr)
-
-
-class _ViaMain(click.Command):
-    """Lets CliRunner drive memory_chain.cli.main.main, which maps errors to exit codes."""
-
-    def main(self, args: Any = None, prog_name: Any = None, **_extra: Any) -> Any:  # type: ignore[override]
-        return main(list(args or ()))
-
-
-def assert_rejected(
-    cli: Cli,
-    *args: str | bytes,
-    stdin: bytes = b"",
-    env: dict[str, str] | None = None,
-    watch: Path | None = None,
-    only_error_lines: bool = True,
-) -> Result:
-    """Exit 2, one `error:` line (and at most a `hint:` line), chain.jsonl byte-identical.
-
-    With ``only_error_lines=False`` stderr need only start with the `error:` line.
-    """
-    watched = watch or cli.chain
-    before = _read(watched)
-    result = cli.run(*args, stdin=stdin, env=env)
-    lines = result.err.splitlines()
-    assert 2 == result.code, result.err
-    assert lines, "nothing on stderr"
-    assert lines[0].startswith("error:"), result.err
-    if only_error_lines:
-        assert [] == [line for line in lines[1:] if not line.startswith("hint:")], result.err
-        assert len(lines) <= 2, result.err
-    assert before == _read(watched)
-    return result
-
-
-def blob_path(root: Path, content_hash: str) -> Path:
-    digest = content_hash.removeprefix("b3:")
-    return root / "content" / digest[:2] / digest[2:]
-
-
-def listing(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
-
-
-@pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    """A Cli on a data directory that does not exist yet."""
-    return Cli(tmp_path / "data", tmp_path / "home")
-
-
-@pytest.fixture
-def raw(cli: Cli) -> Cli:
-    """A Cli on a fresh raw-key chain (genesis only)."""
-    cli.ok("init", "--name", "test-agent")
-    return cli
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Cli:
-    """One raw chain (genesis, a committed and a relationship entry) for the rejection tests."""
-    tmp = tmp_path_factory.mktemp("shared")
-    c = Cli(tmp / "data", tmp / "home")
-    c.ok("init", "--name", "shared")
-    c.ok("add", "a permanent decision", "--type", "decision", "--tier", "committed")
-    c.ok("add", "an ordinary memory")
-    return c
 
 
 def _walk(command: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -362,21 +167,11 @@ def test_add_content_at_the_limit(raw: Cli) -> None:
 
 # -- add --batch --------------------------------------------------------------
 
-BATCH = [
-    {"content": "User prefers short answers", "type": "preference"},
-    {"content": "Temporary token", "tier": "ephemeral", "source": "auto", "importance": 40},
-    {"content": "Deploys on Tuesdays", "type": "fact", "meta": {"team": "infra", "k": 1}},
-]
-
-
-def _jsonl(items: list[dict[str, Any]]) -> bytes:
-    return b"".join(json.dumps(item).encode() + b"\n" for item in items)
-
 
 def test_batch_from_file(raw: Cli, tmp_path: Path) -> None:
     """add --batch FILE adds every line in order with its fields."""
     batch = tmp_path / "batch.jsonl"
-    batch.write_bytes(_jsonl(BATCH))
+    batch.write_bytes(jsonl(BATCH))
     added = raw.ok("add", "--batch", str(batch), "--json").json()
     assert [1, 2, 3] == [a["seq"] for a in added]
     entries = raw.ok("log", "--json").json()[::-1][1:]
@@ -392,51 +187,12 @@ def test_batch_from_file(raw: Cli, tmp_path: Path) -> None:
 
 def test_batch_from_stdin(raw: Cli) -> None:
     """add --batch - reads JSON lines from stdin (blank lines ignored)."""
-    result = raw.ok("add", "--batch", "-", stdin=b"\n" + _jsonl(BATCH) + b"\n\n")
+    result = raw.ok("add", "--batch", "-", stdin=b"\n" + jsonl(BATCH) + b"\n\n")
     assert "added 3 entries: seq 1..3" == result.out.strip()
     assert 4 == raw.ok("stats", "--json").json()["entries"]
 
 
-BAD_LINES = {
-    "not-json": b"{not json",
-    "unknown-type": b'{"content": "x", "type": "bogus"}',
-    "float-meta": b'{"content": "x", "meta": {"f": 1.5}}',
-    "no-content": b'{"type": "fact"}',
-    "unknown-field": b'{"content": "x", "colour": "red"}',
-    "lone-surrogate": b'{"content": "\\ud800"}',
-    "nul-byte": b'{"content": "a\\u0000b"}',
-    "importance-101": b'{"content": "x", "importance": 101}',
-}
-
-
-@pytest.mark.parametrize("n", range(len(BAD_LINES)), ids=sorted(BAD_LINES))
-def test_batch_is_all_or_nothing(raw: Cli, tmp_path: Path, n: int) -> None:
-    """One bad line anywhere (first, middle, last) rejects the whole batch; nothing is written."""
-    lines = _jsonl(BATCH).splitlines()
-    position = (0, 1, 3)[n % 3]  # first, middle, last
-    lines.insert(position, BAD_LINES[sorted(BAD_LINES)[n]])
-    data = b"\n".join(lines) + b"\n"
-    before = listing(raw.root)
-    if n % 2:
-        assert_rejected(raw, "add", "--batch", "-", stdin=data)
-    else:
-        batch = tmp_path / "bad.jsonl"
-        batch.write_bytes(data)
-        assert_rejected(raw, "add", "--batch", str(batch))
-    assert before == listing(raw.root)
-
-
 # -- reading ------------------------------------------------------------------
-
-
-@pytest.fixture
-def populated(raw: Cli) -> Cli:
-    """Seq 1 decision/committed, 2 fact/ephemeral, 3 fact/relationship, 4 lesson/relationship."""
-    raw.ok("add", "Use pnpm, not npm", "--type", "decision", "--tier", "committed")
-    raw.ok("add", "Temporary token", "--type", "fact", "--tier", "ephemeral", "--source", "auto")
-    raw.ok("add", "Staging is on 5433", "--type", "fact", "--meta", "env=staging")
-    raw.ok("add", "Check the port first", "--type", "lesson", "--source", "curation")
-    return raw
 
 
 def test_show(populated: Cli) -> None:
@@ -500,14 +256,6 @@ def test_redact_non_committed(populated: Cli) -> None:
     meta = populated.ok("show", "5", "--json").json()["meta"]
     assert {"target": 2, "content": target["content"], "reason": "held a token"} == meta
     assert 0 == populated.run("verify").code
-
-
-def test_redact_committed_is_refused(populated: Cli) -> None:
-    """Committed-tier content cannot be redacted: exit 2, nothing written, blob kept."""
-    target = populated.ok("show", "1", "--json").json()
-    result = assert_rejected(populated, "redact", "1", "--reason", "changed my mind")
-    assert "committed" in result.err
-    assert blob_path(populated.root, target["content"]).exists()
 
 
 def test_redact_keeps_a_shared_blob(raw: Cli) -> None:
@@ -651,108 +399,3 @@ def test_verify_tampered(populated: Cli) -> None:
     assert (False, 3) == (report.json()["ok"], report.json()["failure"]["seq"])
     result = populated.run("verify", "--workers", "2")
     assert (1, True) == (result.code, result.err.startswith("FAILED at seq 3:"))
-
-
-# -- bad input: exit 2, one error line, nothing written ------------------------
-
-REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
-    "invalid-utf8": (("add", b"\xff"), b""),
-    "nul-byte": (("add", "-"), b"a\x00b"),
-    "over-size-limit": (("add", "-"), b"x" * (MAX_CONTENT + 1)),
-    "empty-content": (("add", "-"), b""),
-    "meta-too-deep": (("add", "x", "--meta", 'a={"b":{"c":{"d":{"e":1}}}}'), b""),
-    "meta-float": (("add", "x", "--meta", "n=1.5"), b""),
-    "meta-not-key-value": (("add", "x", "--meta", "novalue"), b""),
-    "unknown-type": (("add", "x", "--type", "bogus"), b""),
-    "unknown-tier": (("add", "x", "--tier", "bogus"), b""),
-    "unknown-source": (("add", "x", "--source", "bogus"), b""),
-    "importance-101": (("add", "x", "--importance", "101"), b""),
-    "importance-negative": (("add", "x", "--importance=-1"), b""),
-    "text-and-batch": (("add", "x", "--batch", "-"), b'{"content": "y"}\n'),
-    "batch-missing-file": (("add", "--batch", "/nonexistent/batch.jsonl"), b""),
-    "batch-empty": (("add", "--batch", "-"), b"\n"),
-    "redact-missing-seq": (("redact", "99", "--reason", "gone"), b""),
-    "redact-genesis": (("redact", "0", "--reason", "no"), b""),
-    "show-missing-seq": (("show", "99"), b""),
-    "init-existing-chain": (("init",), b""),
-    "trusted-key-garbage": (("verify", "--trusted-key", "not-a-key"), b""),
-}
-
-
-@pytest.mark.parametrize("case", sorted(REJECTED))
-def test_bad_input_is_rejected(shared: Cli, case: str) -> None:
-    """Each bad input exits 2 with one `error:` line and leaves chain.jsonl byte-identical."""
-    args, stdin = REJECTED[case]
-    before = listing(shared.root)
-    assert_rejected(shared, *args, stdin=stdin)
-    assert before == listing(shared.root)
-
-
-def test_wrong_passphrase(cli: Cli) -> None:
-    """An encrypted chain refuses a wrong passphrase, and a missing one off a terminal."""
-    cli.ok("init", "--key-mode", "encrypted", env={"MEMORY_CHAIN_PASSPHRASE": PASSPHRASE})
-    wrong = assert_rejected(cli, "add", "x", env={"MEMORY_CHAIN_PASSPHRASE": "wrong"})
-    assert "wrong passphrase" in wrong.err
-    assert_rejected(cli, "add", "x")
-    assert_rejected(cli, "keys", "rotate", env={"MEMORY_CHAIN_PASSPHRASE": "wrong"})
-
-
-def test_group_readable_key_is_refused(raw: Cli) -> None:
-    """A raw key file with mode 0640 is refused for signing (and named in the hint)."""
-    (raw.root / "agent.key").chmod(0o640)
-    result = assert_rejected(raw, "add", "x")
-    assert "chmod 600" in result.err
-    assert_rejected(raw, "keys", "rotate")
-
-
-def test_malformed_env_key(cli: Cli) -> None:
-    """In env mode a malformed or missing $MEMORY_CHAIN_SIGNING_KEY is refused."""
-    cli.ok("init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": "ab" * 32})
-    for value in ("zz" * 32, "ab" * 31, "not hex at all"):
-        result = assert_rejected(cli, "add", "x", env={"MEMORY_CHAIN_SIGNING_KEY": value})
-        assert value not in result.err
-    assert_rejected(cli, "add", "x")
-    assert_rejected(cli, "init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": "12"})
-
-
-@pytest.mark.parametrize("args", [("add", "x"), ("log",), ("verify",), ("keys", "show")])
-def test_missing_data_dir(cli: Cli, args: tuple[str, ...]) -> None:
-    """Commands on a data directory that does not exist exit 2 and create nothing."""
-    result = assert_rejected(cli, *args, only_error_lines=False)
-    assert "no data directory" in result.err
-    assert not cli.root.exists()
-
-
-@pytest.mark.parametrize("args", [("add", "x"), ("verify",), ("init",)])
-def test_data_dir_is_a_file(cli: Cli, args: tuple[str, ...]) -> None:
-    """A data directory path that is a regular file is refused and the file left alone."""
-    cli.root.write_bytes(b"not a directory\n")
-    assert_rejected(cli, *args, watch=cli.root, only_error_lines=False)
-
-
-@pytest.mark.parametrize("kind", ["missing", "regular-file"])
-def test_bad_data_dir_prints_only_the_error(cli: Cli, kind: str) -> None:
-    """A missing or non-directory data dir gives just the error and hint lines, no traceback."""
-    if kind == "regular-file":
-        cli.root.write_bytes(b"not a directory\n")
-    assert_rejected(cli, "add", "x", watch=cli.root)
-
-
-def test_unreadable_data_dir(raw: Cli) -> None:
-    """A data directory with mode 000 is refused with exit 2 (not a traceback)."""
-    if os.geteuid() == 0:
-        pytest.skip("running as root: chmod 000 does not stop root from reading")
-    before = raw.chain.read_bytes()
-    raw.root.chmod(0)
-    try:
-        assert_rejected(raw, "add", "x")
-        assert_rejected(raw, "verify")
-    finally:
-        raw.root.chmod(0o700)
-    assert before == raw.chain.read_bytes()
-
-
-def test_usage_errors_are_one_line(shared: Cli) -> None:
-    """click usage errors (bad int, missing option, unknown command) follow the one-line rule."""
-    for args in (("show", "abc"), ("redact", "1"), ("log", "--limit", "0"), ("bogus",)):
-        assert_rejected(shared, *args)

@@ -1,0 +1,183 @@
+"""The `memory-chain` command line refusing bad input, as a user meets it.
+
+Every refusal exits 2 with one `error:` line (at most a `hint:` line after it)
+and leaves chain.jsonl byte-identical (``assert_rejected``); each runs the
+installed console script in a subprocess. The ``Cli`` runner and helpers are
+in tests/helpers/cli.py; the ``cli``/``raw``/``populated`` fixtures in
+tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from helpers.cli import (
+    BATCH,
+    MAX_CONTENT,
+    PASSPHRASE,
+    Cli,
+    assert_rejected,
+    blob_path,
+    jsonl,
+    listing,
+)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    """One raw chain (genesis, a committed and a relationship entry) for the rejection tests."""
+    tmp = tmp_path_factory.mktemp("shared")
+    c = Cli(tmp / "data", tmp / "home")
+    c.ok("init", "--name", "shared")
+    c.ok("add", "a permanent decision", "--type", "decision", "--tier", "committed")
+    c.ok("add", "an ordinary memory")
+    return c
+
+
+# -- bad input: exit 2, one error line, nothing written ------------------------
+
+REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
+    "invalid-utf8": (("add", b"\xff"), b""),
+    "nul-byte": (("add", "-"), b"a\x00b"),
+    "over-size-limit": (("add", "-"), b"x" * (MAX_CONTENT + 1)),
+    "empty-content": (("add", "-"), b""),
+    "meta-too-deep": (("add", "x", "--meta", 'a={"b":{"c":{"d":{"e":1}}}}'), b""),
+    "meta-float": (("add", "x", "--meta", "n=1.5"), b""),
+    "meta-not-key-value": (("add", "x", "--meta", "novalue"), b""),
+    "unknown-type": (("add", "x", "--type", "bogus"), b""),
+    "unknown-tier": (("add", "x", "--tier", "bogus"), b""),
+    "unknown-source": (("add", "x", "--source", "bogus"), b""),
+    "importance-101": (("add", "x", "--importance", "101"), b""),
+    "importance-negative": (("add", "x", "--importance=-1"), b""),
+    "text-and-batch": (("add", "x", "--batch", "-"), b'{"content": "y"}\n'),
+    "batch-missing-file": (("add", "--batch", "/nonexistent/batch.jsonl"), b""),
+    "batch-empty": (("add", "--batch", "-"), b"\n"),
+    "redact-missing-seq": (("redact", "99", "--reason", "gone"), b""),
+    "redact-genesis": (("redact", "0", "--reason", "no"), b""),
+    "show-missing-seq": (("show", "99"), b""),
+    "init-existing-chain": (("init",), b""),
+    "trusted-key-garbage": (("verify", "--trusted-key", "not-a-key"), b""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_bad_input_is_rejected(shared: Cli, case: str) -> None:
+    """Each bad input exits 2 with one `error:` line and leaves chain.jsonl byte-identical."""
+    args, stdin = REJECTED[case]
+    before = listing(shared.root)
+    assert_rejected(shared, *args, stdin=stdin)
+    assert before == listing(shared.root)
+
+
+def test_wrong_passphrase(cli: Cli) -> None:
+    """An encrypted chain refuses a wrong passphrase, and a missing one off a terminal."""
+    cli.ok("init", "--key-mode", "encrypted", env={"MEMORY_CHAIN_PASSPHRASE": PASSPHRASE})
+    wrong = assert_rejected(cli, "add", "x", env={"MEMORY_CHAIN_PASSPHRASE": "wrong"})
+    assert "wrong passphrase" in wrong.err
+    assert_rejected(cli, "add", "x")
+    assert_rejected(cli, "keys", "rotate", env={"MEMORY_CHAIN_PASSPHRASE": "wrong"})
+
+
+def test_group_readable_key_is_refused(raw: Cli) -> None:
+    """A raw key file with mode 0640 is refused for signing (and named in the hint)."""
+    (raw.root / "agent.key").chmod(0o640)
+    result = assert_rejected(raw, "add", "x")
+    assert "chmod 600" in result.err
+    assert_rejected(raw, "keys", "rotate")
+
+
+def test_malformed_env_key(cli: Cli) -> None:
+    """In env mode a malformed or missing $MEMORY_CHAIN_SIGNING_KEY is refused."""
+    cli.ok("init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": "ab" * 32})
+    for value in ("zz" * 32, "ab" * 31, "not hex at all"):
+        result = assert_rejected(cli, "add", "x", env={"MEMORY_CHAIN_SIGNING_KEY": value})
+        assert value not in result.err
+    assert_rejected(cli, "add", "x")
+    assert_rejected(cli, "init", "--key-mode", "env", env={"MEMORY_CHAIN_SIGNING_KEY": "12"})
+
+
+@pytest.mark.parametrize("args", [("add", "x"), ("log",), ("verify",), ("keys", "show")])
+def test_missing_data_dir(cli: Cli, args: tuple[str, ...]) -> None:
+    """Commands on a data directory that does not exist exit 2 and create nothing."""
+    result = assert_rejected(cli, *args, only_error_lines=False)
+    assert "no data directory" in result.err
+    assert not cli.root.exists()
+
+
+@pytest.mark.parametrize("args", [("add", "x"), ("verify",), ("init",)])
+def test_data_dir_is_a_file(cli: Cli, args: tuple[str, ...]) -> None:
+    """A data directory path that is a regular file is refused and the file left alone."""
+    cli.root.write_bytes(b"not a directory\n")
+    assert_rejected(cli, *args, watch=cli.root, only_error_lines=False)
+
+
+@pytest.mark.parametrize("kind", ["missing", "regular-file"])
+def test_bad_data_dir_prints_only_the_error(cli: Cli, kind: str) -> None:
+    """A missing or non-directory data dir gives just the error and hint lines, no traceback."""
+    if kind == "regular-file":
+        cli.root.write_bytes(b"not a directory\n")
+    assert_rejected(cli, "add", "x", watch=cli.root)
+
+
+def test_unreadable_data_dir(raw: Cli) -> None:
+    """A data directory with mode 000 is refused with exit 2 (not a traceback)."""
+    if os.geteuid() == 0:
+        pytest.skip("running as root: chmod 000 does not stop root from reading")
+    before = raw.chain.read_bytes()
+    raw.root.chmod(0)
+    try:
+        assert_rejected(raw, "add", "x")
+        assert_rejected(raw, "verify")
+    finally:
+        raw.root.chmod(0o700)
+    assert before == raw.chain.read_bytes()
+
+
+def test_usage_errors_are_one_line(shared: Cli) -> None:
+    """click usage errors (bad int, missing option, unknown command) follow the one-line rule."""
+    for args in (("show", "abc"), ("redact", "1"), ("log", "--limit", "0"), ("bogus",)):
+        assert_rejected(shared, *args)
+
+
+# -- add --batch: all or nothing ----------------------------------------------
+
+BAD_LINES = {
+    "not-json": b"{not json",
+    "unknown-type": b'{"content": "x", "type": "bogus"}',
+    "float-meta": b'{"content": "x", "meta": {"f": 1.5}}',
+    "no-content": b'{"type": "fact"}',
+    "unknown-field": b'{"content": "x", "colour": "red"}',
+    "lone-surrogate": b'{"content": "\\ud800"}',
+    "nul-byte": b'{"content": "a\\u0000b"}',
+    "importance-101": b'{"content": "x", "importance": 101}',
+}
+
+
+@pytest.mark.parametrize("n", range(len(BAD_LINES)), ids=sorted(BAD_LINES))
+def test_batch_is_all_or_nothing(raw: Cli, tmp_path: Path, n: int) -> None:
+    """One bad line anywhere (first, middle, last) rejects the whole batch; nothing is written."""
+    lines = jsonl(BATCH).splitlines()
+    position = (0, 1, 3)[n % 3]  # first, middle, last
+    lines.insert(position, BAD_LINES[sorted(BAD_LINES)[n]])
+    data = b"\n".join(lines) + b"\n"
+    before = listing(raw.root)
+    if n % 2:
+        assert_rejected(raw, "add", "--batch", "-", stdin=data)
+    else:
+        batch = tmp_path / "bad.jsonl"
+        batch.write_bytes(data)
+        assert_rejected(raw, "add", "--batch", str(batch))
+    assert before == listing(raw.root)
+
+
+# -- redact: committed content --------------------------------------------------
+
+
+def test_redact_committed_is_refused(populated: Cli) -> None:
+    """Committed-tier content cannot be redacted: exit 2, nothing written, blob kept."""
+    target = populated.ok("show", "1", "--json").json()
+    result = assert_rejected(populated, "redact", "1", "--reason", "changed my mind")
+    assert "committed" in result.err
+    assert blob_path(populated.root, target["content"]).exists()
