@@ -53,34 +53,39 @@ def check_value(value: Any, *, max_depth: int, path: str = "meta") -> None:
 
     Allowed: str (valid Unicode), int within +-MAX_SAFE_INT, bool, None, and
     lists or objects of those, nested at most ``max_depth`` containers deep.
-    Object keys must match META_KEY_RE.
+    Object keys must match META_KEY_RE. (Dispatch on the exact type: this
+    runs for every entry's meta in verify.)
     """
-    if isinstance(value, bool) or value is None:
+    kind = type(value)
+    if kind is str:
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueDomainError(f"{path}: string is not valid Unicode") from None
         return
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueDomainError(f"{path}: string is not valid Unicode") from None
-        return
-    if isinstance(value, int):
+    if kind is int:
         if -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
             return
         raise ValueDomainError(f"{path}: integer {value} is outside +-(2**53 - 1)")
-    if isinstance(value, float):
-        raise ValueDomainError(f"{path}: {value!r} is a float; signed data holds integers only")
-    if isinstance(value, (list, dict)):
+    if kind is bool or value is None:
+        return
+    if kind is dict or kind is list:
         if max_depth <= 0:
             raise ValueDomainError(f"{path}: nested too deep")
-        if isinstance(value, list):
+        if kind is list:
             for i, item in enumerate(value):
                 check_value(item, max_depth=max_depth - 1, path=f"{path}[{i}]")
             return
         for key, item in value.items():
-            if not isinstance(key, str) or not META_KEY_RE.fullmatch(key):
+            if type(key) is not str or not META_KEY_RE.fullmatch(key):
                 raise ValueDomainError(
                     f"{path}: key {key!r} must be 1-64 characters of A-Z a-z 0-9 _ . : -"
                 )
+            if type(item) is str and item.isascii():
+                continue  # the common case, without a call
             check_value(item, max_depth=max_depth - 1, path=f"{path}.{key}")
         return
-    raise ValueDomainError(f"{path}: {type(value).__name__} is not a JSON value")
+    if kind is float:
+        raise ValueDomainError(f"{path}: {value!r} is a float; signed data holds integers only")
+    raise ValueDomainError(f"{path}: {kind.__name__} is not a JSON value")
