@@ -99,13 +99,16 @@ def save_head(layout: Layout, head: Head) -> None:
     fd = os.open(layout.head, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         os.pwrite(fd, record.ljust(HEAD_BYTES - 1) + b"\n", 0)
+        os.ftruncate(fd, HEAD_BYTES)  # a no-op unless something made the file longer
     finally:
         os.close(fd)
 
 
 def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
     """Save ``data`` (the torn tail at ``start``) aside, then cut it off."""
-    layout.quarantine.mkdir(exist_ok=True)
+    if not layout.quarantine.is_dir():
+        layout.quarantine.mkdir()
+        fsync_dir(layout.root)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     dest = layout.quarantine / f"chain.jsonl.{start}.{stamp}.{secrets.token_hex(4)}.torn"
     with open(dest, "xb") as f:
@@ -195,6 +198,9 @@ def recover(layout: Layout, fd: int, blobs: BlobGetter, *, check_signatures: boo
             "chain.jsonl holds no entry (not even its genesis)",
             hint="restore it from a backup or an export, or `memory-chain init` a new directory",
         )
+    # The adopted lines were written by a writer that may have died before
+    # its fsync: make them durable before the head says they are there.
+    os.fdatasync(fd)
     head.size, head.offset, head.hash = state.size, offset, state.head
     head.ts, head.key, head.chain_id = state.ts, state.key, state.chain_id
     save_head(layout, head)

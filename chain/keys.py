@@ -11,7 +11,6 @@ A secret key is never printed, logged or put in an exception message.
 
 from __future__ import annotations
 
-import functools
 import os
 import stat
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from nacl.exceptions import BadSignatureError, CryptoError
 from nacl.signing import SigningKey, VerifyKey
 
 from .errors import InputError, KeyAccessError
+from .fsutil import fsync_dir, write_all
 
 __all__ = [
     "ENV_KEY",
@@ -38,6 +38,7 @@ __all__ = [
     "read_public_key_file",
     "store_signer",
     "verify_sig",
+    "write_public_key_file",
 ]
 
 KEY_MODES: Final = ("raw", "encrypted", "env")
@@ -86,11 +87,6 @@ def verify_sig(key_id: str, message: bytes, sig_hex: str) -> bool:
     except (BadSignatureError, CryptoError, ValueError):
         return False
     return True
-
-
-@functools.lru_cache(maxsize=64)
-def _public_bytes(key_id: str) -> bytes:
-    return bytes.fromhex(key_id[len(KEY_PREFIX) :])
 
 
 def parse_public_key(text: str) -> str:
@@ -152,20 +148,20 @@ def _check_private(path: Path) -> None:
 
 def _write_private(path: Path, data: bytes) -> None:
     """Create ``path`` with mode 0600 and durable contents."""
+    _write_durable(path, data, 0o600)
+
+
+def _write_durable(path: Path, data: bytes, mode: int) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, data)
+        os.fchmod(fd, mode)
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    fsync_dir(path.parent)
 
 
 def _seal(seed: bytes, public_id: str, passphrase: str) -> bytes:
@@ -256,6 +252,11 @@ def load_signer(
             raise KeyAccessError("a passphrase is needed to unlock the signing key")
         return Signer(_unseal(path, passphrase("Passphrase for the signing key", False)))
     raise KeyAccessError(f"unknown key mode {mode!r}")
+
+
+def write_public_key_file(path: Path, key_id: str) -> None:
+    """Write an ``agent.pub`` style file durably."""
+    _write_durable(path, key_id.encode() + b"\n", 0o644)
 
 
 def read_public_key_file(path: Path) -> str:

@@ -46,7 +46,15 @@ from .errors import ChainStateError, InputError, KeyAccessError, OperationalErro
 from .fsutil import fsync_dir, sync_filesystem, write_all
 from .head import Head, recover, save_head
 from .journal import append_batch, roll_forward
-from .keys import KEY_MODES, PassphraseSource, Signer, key_file, load_signer, store_signer
+from .keys import (
+    KEY_MODES,
+    PassphraseSource,
+    Signer,
+    key_file,
+    load_signer,
+    store_signer,
+    write_public_key_file,
+)
 from .rotate import finish_rotation
 
 __all__ = ["Appended", "Clock", "Ledger", "NewEntry"]
@@ -173,9 +181,11 @@ class Ledger:
     ) -> Ledger:
         """Create a data directory with its key, config and genesis entry.
 
-        chain.jsonl, created last with O_EXCL under the lock, is the commit
-        point: a directory without it (an init that was interrupted) can be
-        initialised again; one with it is never overwritten.
+        chain.jsonl, linked into place last under the lock with its genesis
+        line already durable, is the commit point: it never exists half
+        written and is never overwritten. A directory with config.json but
+        no chain.jsonl (an interrupted init, or a lost chain) is refused
+        rather than guessed at.
         """
         layout = Layout(root)
         if key_mode not in KEY_MODES:
@@ -187,10 +197,18 @@ class Ledger:
         )
         if layout.chain.exists():
             raise exists
+        if layout.config.exists():
+            raise ChainStateError(
+                f"{root} has config.json but no chain.jsonl: an interrupted init, or a lost chain",
+                hint="restore chain.jsonl from a backup; if init was interrupted, "
+                "remove config.json and run init again",
+            )
         if signer is None:
             signer = load_signer(None, "env", None) if key_mode == "env" else Signer.generate()
         try:
-            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not root.is_dir():
+                root.mkdir(parents=True, mode=0o700)
+                fsync_dir(root.parent)
             layout.content.mkdir(exist_ok=True)
             lock_fd = os.open(layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
@@ -217,17 +235,21 @@ class Ledger:
             line = self_checked(obj, signer)
             chain_id = b3(line)
             store_signer(signer, key_file(root, key_mode), key_mode, passphrase)
-            layout.public_key.write_text(signer.key_id + "\n")
+            write_public_key_file(layout.public_key, signer.key_id)
             Config.new(name, key_mode, chain_id).save(layout)
-            try:
-                fd = os.open(layout.chain, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                raise exists from None
+            tmp = layout.root / "chain.jsonl.init"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
                 write_all(fd, line + b"\n")
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            try:
+                os.link(tmp, layout.chain)  # fails if chain.jsonl exists
+            except FileExistsError:
+                raise exists from None
+            finally:
+                os.unlink(tmp)
             fsync_dir(root)
             head = Head(
                 size=1,

@@ -69,7 +69,7 @@ def verify_parallel(
     Same verdict as verify_lines; ``lines`` must be an iterator of raw lines
     as read from the file (the last may lack its newline).
     """
-    state = ChainState()
+    state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     torn = 0
     ctx = multiprocessing.get_context("fork")
     root = str(content_root) if content_root is not None else None
@@ -82,7 +82,7 @@ def verify_parallel(
 
         def drain_one() -> Failure | None:
             for result in window.popleft().result():
-                f = state.apply(result, trusted_key=trusted_key, pinned_chain_id=chain_id)
+                f = state.apply(result)
                 if f is not None:
                     return f
             return None

@@ -18,7 +18,15 @@ import orjson
 from .entry import FORMAT_VERSION, default_importance, rotation_message
 from .errors import InputError, KeyAccessError
 from .fsutil import fsync_dir
-from .keys import ENV_NEW_KEY, KEY_MODES, Signer, key_file, load_signer, store_signer
+from .keys import (
+    ENV_NEW_KEY,
+    KEY_MODES,
+    Signer,
+    key_file,
+    load_signer,
+    store_signer,
+    write_public_key_file,
+)
 
 if TYPE_CHECKING:
     from .head import Head
@@ -120,7 +128,7 @@ def _install(ledger: Ledger, mode: str, public: str) -> None:
     if final is not None:
         os.replace(_next_path(final), final)
     fsync_dir(root)
-    ledger.layout.public_key.write_text(public + "\n")
+    write_public_key_file(ledger.layout.public_key, public)
     if ledger.config.key_mode != mode:
         ledger.config.data["key_mode"] = mode
         ledger.config.save(ledger.layout)

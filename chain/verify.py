@@ -13,8 +13,11 @@ each with the same number. For every line, in order:
  5. Link: prev is the hash of the previous line (null at seq 0).
  6. Time: ts is not earlier than the previous entry's ts.
  7. Key: the entry is signed by the chain's current key: the genesis key,
-    or the new_key of the latest key-rotation entry before it. With a
-    trusted key given, the genesis key must equal it.
+    or the new_key of the latest key-rotation entry before it. A trusted
+    key, when given, must be the genesis key or a rotation's new_key (the
+    new key's own signature on the rotation commits its holder to all the
+    history before it); this is checked once the whole chain is read and
+    reported at seq 0.
  8. Signature: sig is a valid Ed25519 signature by key over the entry tag
     and the canonical entry without sig.
  9. System entries: a key-rotation's new_sig is valid by new_key over the
@@ -207,14 +210,12 @@ class ChainState:
     digests: bytearray = field(default_factory=bytearray)
     flags: bytearray = field(default_factory=bytearray)
     pending: dict[int, str] = field(default_factory=dict)  # seq -> missing blob
+    trusted_key: str | None = None  # pin: the genesis key or a rotated-to key
+    pinned_chain_id: str | None = None
+    genesis_key: str | None = None
+    trusted_seen: bool = False
 
-    def apply(
-        self,
-        r: LineResult,
-        *,
-        trusted_key: str | None = None,
-        pinned_chain_id: str | None = None,
-    ) -> Failure | None:
+    def apply(self, r: LineResult) -> Failure | None:
         """Apply steps 4-11 for the line at position ``self.size``."""
         pos = self.size
         if r.error is not None:
@@ -239,16 +240,8 @@ class ChainState:
                 "time-backwards",
                 f"ts {r.ts} is earlier than the previous entry's {self.ts}",
             )
-        # Step 7.
-        if pos == 0:
-            if trusted_key is not None and r.key != trusted_key:
-                return Failure(
-                    0,
-                    7,
-                    "untrusted-key",
-                    f"genesis key {r.key} is not the trusted key {trusted_key}",
-                )
-        elif r.key != self.key:
+        # Step 7 (a trusted key is checked once the chain is read: finish()).
+        if pos > 0 and r.key != self.key:
             return Failure(
                 pos, 7, "unknown-key", f"signed by {r.key}, not the chain's current key {self.key}"
             )
@@ -271,6 +264,7 @@ class ChainState:
         if r.blob == BLOB_ABSENT:
             self.pending[pos] = r.content or ""
         # Step 11.
+        pinned_chain_id = self.pinned_chain_id
         if pos == 0 and pinned_chain_id is not None and r.hash != pinned_chain_id:
             return Failure(
                 0, 11, "chain-id-mismatch", f"chain id {r.hash} is not the pinned {pinned_chain_id}"
@@ -331,9 +325,11 @@ class ChainState:
             self.pending.pop(r.target, None)
         if r.seq == 0:
             self.chain_id = r.hash
-            self.key = r.key
+            self.key = self.genesis_key = r.key
         elif r.type == "key-rotation":
             self.key = r.new_key
+        if self.key == self.trusted_key:
+            self.trusted_seen = True
         self.head = r.hash
         self.ts = r.ts
         self.size += 1
@@ -347,6 +343,14 @@ class ChainState:
         """
         if failure is not None:
             return failure
+        if self.trusted_key is not None and self.size and not self.trusted_seen:
+            return Failure(
+                0,
+                7,
+                "untrusted-key",
+                f"the trusted key {self.trusted_key} is neither the genesis key "
+                f"{self.genesis_key} nor a key this chain rotated to",
+            )
         if self.pending:
             seq = min(self.pending)
             return Failure(
@@ -388,7 +392,7 @@ def verify_lines(
     keys are followed (steps 1-7 without 8-10), to rebuild the state that
     the entries from ``from_seq`` on are checked against.
     """
-    state = ChainState()
+    state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     torn = 0
     pending_line: bytes | None = None
     for raw in lines:
@@ -404,7 +408,7 @@ def verify_lines(
         line = raw[:-1]
         full = state.size >= from_seq
         result = check_line(line, blobs if full else None, signatures=full)
-        failure = state.apply(result, trusted_key=trusted_key, pinned_chain_id=chain_id)
+        failure = state.apply(result)
         if failure is not None:
             return _report(state, state.finish(failure), 0, from_seq)
     if pending_line is not None:

@@ -91,7 +91,7 @@ def rotate(key_mode: str | None, as_json: bool) -> None:
 @dir_option
 @json_option
 def export_public(output: str | None, as_json: bool) -> None:
-    """Print the public key that auditors pin with `verify --trusted-key`.
+    """Print the current public key, which auditors can pin with `verify --trusted-key`.
 
     \b
     Example:

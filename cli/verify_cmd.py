@@ -33,7 +33,8 @@ def _trusted(value: str | None) -> str | None:
 @click.option(
     "--trusted-key",
     metavar="KEY|FILE",
-    help="The genesis key must be this (ed25519:<hex>, or a .pub file).",
+    help="Pin the chain to this key (ed25519:<hex>, or a .pub file): the genesis key "
+    "or any key the chain rotated to.",
 )
 @click.option("--chain-id", metavar="ID", help="The chain id (b3:<hex>) must be this.")
 @click.option(

@@ -372,7 +372,7 @@ def test_substituted_key_alone_verifies(substituted_key: Tampered) -> None:
 def test_substituted_key_fails_trusted_key(substituted_key: Tampered) -> None:
     """With the owner's key pinned, the re-signed chain fails at genesis, step 7."""
     assert_failure(
-        substituted_key.verify(pin_key=True), 0, 7, "untrusted-key", "is not the trusted key"
+        substituted_key.verify(pin_key=True), 0, 7, "untrusted-key", "is neither the genesis key"
     )
 
 

@@ -105,10 +105,15 @@ def test_empty_chain_file_is_a_state_error(ledger: Ledger) -> None:
         Ledger(ledger.layout.root).add(NewEntry(b"x"))
 
 
-def test_interrupted_init_can_be_redone(data_dir: Path) -> None:
-    """A directory with config.json but no chain.jsonl (init cut short) can be initialised."""
+def test_config_without_chain_is_refused_then_redone(data_dir: Path) -> None:
+    """config.json without chain.jsonl is refused (nothing overwritten) until config is removed."""
     Ledger.init(data_dir, name="first")
     (data_dir / "chain.jsonl").unlink()
+    key_before = (data_dir / "agent.key").read_bytes()
+    with pytest.raises(ChainStateError, match="interrupted init, or a lost chain"):
+        Ledger.init(data_dir, name="second")
+    assert key_before == (data_dir / "agent.key").read_bytes()
+    (data_dir / "config.json").unlink()
     ledger = Ledger.init(data_dir, name="second")
     assert "second" == ledger.config.name
     assert verify_ledger(ledger).ok
@@ -120,3 +125,27 @@ def test_init_never_overwrites_a_chain(ledger: Ledger) -> None:
     with pytest.raises(ChainStateError, match="already exists"):
         Ledger.init(ledger.layout.root, name="again")
     assert before == ledger.layout.chain.read_bytes()
+
+
+def test_any_key_of_the_history_can_be_trusted(ledger: Ledger) -> None:
+    """A key the chain rotated to is a valid pin: its rotation signature endorses the history."""
+    genesis_key = ledger.signer().key_id
+    rotate(ledger)
+    current = ledger.signer().key_id
+    ledger.add(NewEntry(b"after the rotation"))
+    for pin in (genesis_key, current):
+        assert verify_ledger(ledger, trusted_key=pin).ok
+
+
+def test_a_key_outside_the_history_is_untrusted(ledger: Ledger) -> None:
+    """A pinned key that neither started nor joined the chain fails step 7 at seq 0."""
+    from memory_chain.chain.keys import Signer
+
+    stranger = Signer(bytes(range(32))).key_id
+    report = verify_ledger(ledger, trusted_key=stranger)
+    assert report.failure is not None
+    assert (0, 7, "untrusted-key") == (
+        report.failure.seq,
+        report.failure.step,
+        report.failure.reason,
+    )
