@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -79,10 +80,14 @@ def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
     return meta
 
 
+def _stdin() -> bytes:
+    return sys.stdin.buffer.read()
+
+
 def _read_source(text: str) -> bytes:
     """TEXT as given, or stdin for "-" without its trailing newline(s)."""
     if text == "-":
-        return click.get_binary_stream("stdin").read().rstrip(b"\r\n")
+        return _stdin().rstrip(b"\r\n")
     return arg_bytes(text)
 
 
@@ -196,9 +201,7 @@ def add(
     if batch is not None:
         if text is not None:
             raise InputError("give TEXT or --batch, not both")
-        source_bytes = (
-            click.get_binary_stream("stdin").read() if batch == "-" else _read_file(batch)
-        )
+        source_bytes = _stdin() if batch == "-" else _read_file(batch)
         results = open_ledger().add_batch(_batch_items(source_bytes))
         if as_json:
             emit_json(
