@@ -60,12 +60,14 @@ class ContentStore:
     def exists(self, content_hash: str) -> bool:
         return self.path(content_hash).exists()
 
-    def put(self, data: bytes) -> str:
+    def put(self, data: bytes, *, keep_open: bool = False) -> str:
         """Write the blob for ``data`` atomically (temp file + rename); return its hash.
 
         Not yet durable: the caller calls sync() (or syncs the filesystem)
         before acknowledging anything that names the blob. An existing blob
-        whose bytes do not match its name is replaced.
+        whose bytes do not match its name is replaced. With ``keep_open``
+        the new file stays open until sync() (one add: saves a reopen).
+        Safe to call from several threads at once.
         """
         content_hash = b3(data)
         if self.get(content_hash) == data:
@@ -90,10 +92,13 @@ class ContentStore:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
+        if not keep_open:
+            os.close(fd)
+            return content_hash
         old = self._open.pop(content_hash, None)
         if old is not None:
             os.close(old)
-        self._open[content_hash] = fd  # kept for sync(), saving a reopen
+        self._open[content_hash] = fd
         return content_hash
 
     def sync(self, content_hash: str) -> None:

@@ -1,0 +1,67 @@
+"""A memory to add, and the checks it must pass before anything is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .canonical import ValueDomainError, canonical, check_value
+from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, SOURCES, TIERS
+from .errors import InputError
+
+__all__ = ["NewEntry", "check_content"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    """A memory to add, validated on construction."""
+
+    content: bytes
+    type: str = "memory"
+    tier: str = "relationship"
+    source: str = "manual"
+    importance: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def check(self, max_content: int) -> None:
+        """Raise InputError unless this entry can be signed and stored."""
+        if self.type not in CONTENT_TYPES:
+            raise InputError(
+                f"unknown type {self.type!r}", hint=f"choose one of: {', '.join(CONTENT_TYPES)}"
+            )
+        if self.tier not in TIERS:
+            raise InputError(
+                f"unknown tier {self.tier!r}", hint=f"choose one of: {', '.join(TIERS)}"
+            )
+        if self.source not in SOURCES:
+            raise InputError(
+                f"unknown source {self.source!r}", hint=f"choose one of: {', '.join(SOURCES)}"
+            )
+        imp = self.importance
+        if imp is not None and (type(imp) is not int or not 0 <= imp <= 100):
+            raise InputError(f"importance must be an integer 0..100, not {imp!r}")
+        check_content(self.content, max_content)
+        if not isinstance(self.meta, dict):
+            raise InputError("metadata must be a JSON object")
+        try:
+            check_value(self.meta, max_depth=MAX_META_DEPTH)
+        except ValueDomainError as exc:
+            raise InputError(f"invalid metadata: {exc}") from None
+        if len(canonical(self.meta)) > MAX_META_BYTES:
+            raise InputError(f"metadata exceeds {MAX_META_BYTES} bytes")
+
+
+def check_content(content: bytes, max_content: int) -> None:
+    if not content:
+        raise InputError("content is empty")
+    if len(content) > max_content:
+        raise InputError(
+            f"content is {len(content)} bytes; the limit is {max_content}",
+            hint="split it, or raise max_content_bytes in config.json",
+        )
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"content is not valid UTF-8 (byte {exc.start})") from None
+    if b"\x00" in content:
+        raise InputError(f"content contains a NUL byte (byte {content.index(0)})")
