@@ -101,7 +101,7 @@ entry_objects = st.fixed_dictionaries(
 # A small pool makes shared blobs (two entries, one content) common.
 contents = st.one_of(
     st.sampled_from(["shared memory", "Grüße 🧠", "x"]),
-    st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=200),
+    st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=200),
 ).map(str.encode)
 new_entries = st.builds(
     NewEntry,
