@@ -51,6 +51,7 @@ class Layout:
         "head",
         "journal",
         "lock",
+        "next_keys",
         "public_key",
         "quarantine",
         "retired_keys",
@@ -68,6 +69,8 @@ class Layout:
         self.quarantine = root / "quarantine"
         self.public_key = root / "agent.pub"
         self.retired_keys = root / "keys" / "retired"
+        # Checked on every write (an interrupted key rotation), so kept as strings.
+        self.next_keys = (str(root / "agent.key.next"), str(root / "agent.key.enc.next"))
 
 
 class Config:

@@ -101,6 +101,10 @@ class ContentStore:
         self._open[content_hash] = fd
         return content_hash
 
+    def synced_all(self) -> None:
+        """Note that the whole filesystem was synced (batch): no folder is pending."""
+        self._new_folders.clear()
+
     def sync(self, content_hash: str) -> None:
         """Make a blob durable: its bytes, its name and its folder's name."""
         path = self.file(content_hash)

@@ -6,8 +6,9 @@ specs/FORMAT.md section 2 is the contract for everything in this module.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, Final
 
 import orjson
@@ -84,13 +85,10 @@ SIG_RE: Final = re.compile(r"[0-9a-f]{128}")
 TS_RE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def format_ts(micros: int) -> str:
     """Render microseconds since the Unix epoch as the fixed-width ts string."""
-    when = _EPOCH + timedelta(microseconds=micros)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds, fraction = divmod(micros, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
 
 
 def default_importance(entry_type: str, tier: str) -> int:

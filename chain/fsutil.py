@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 from pathlib import Path
+from typing import Any
 
 __all__ = ["fsync_dir", "sync_filesystem", "write_all"]
 
@@ -26,7 +25,7 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-_libc: ctypes.CDLL | None = None
+_libc: Any = None  # ctypes.CDLL, loaded on first use (ctypes is slow to import)
 
 
 def sync_filesystem(path: Path) -> None:
@@ -35,6 +34,9 @@ def sync_filesystem(path: Path) -> None:
     Used by batch writes: one call instead of two fsyncs per blob. Falls
     back to sync() where syncfs is not available.
     """
+    import ctypes
+    import ctypes.util
+
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)

@@ -149,18 +149,32 @@ def _check_at_head(layout: Layout, fd: int, head: Head, file_size: int) -> None:
         )
 
 
-def recover(layout: Layout, fd: int, blobs: BlobGetter, *, check_signatures: bool = True) -> Head:
+def recover(
+    layout: Layout,
+    fd: int,
+    blobs: BlobGetter,
+    *,
+    known: Head | None = None,
+    check_signatures: bool = True,
+) -> Head:
     """Return the head of the chain open (read-write) at ``fd``.
 
-    Must be called with the write lock held. Adopts complete lines beyond
+    Must be called with the write lock held. ``known`` is the head this
+    process saved last, used as is when the chain still ends where it
+    says (its last line is still checked). Adopts complete lines beyond
     the cached head, quarantines a torn tail, and saves the head if it moved.
     The last line beyond the head whose blob did not survive (an add that
     crashed before its fsync returned, so never acknowledged) is
     quarantined with the torn tail.
     """
+    file_size = os.fstat(fd).st_size
+    if known is not None and known.offset == file_size:
+        # This process wrote the head last and the chain has not moved since:
+        # check it against the chain's last line, skip reading head.json.
+        _check_at_head(layout, fd, known, file_size)
+        return known
     cached = load_head(layout)
     head = cached if cached is not None else Head()
-    file_size = os.fstat(fd).st_size
     if cached is not None:
         _check_at_head(layout, fd, head, file_size)
     if file_size == head.offset and cached is not None:

@@ -6,8 +6,8 @@ fsync the blob and its folders, fdatasync the chain -> update the cached
 head -> unlock -> return. Nothing reads the chain beyond
 the cached head, so the cost does not grow with the chain.
 
-A batch add validates every item first, writes all blobs (two threads,
-while this one signs) and syncs the filesystem once, writes the lines to
+A batch add validates every item first, writes all blobs and syncs the
+filesystem once, writes the lines to
 batch.journal (fsync), appends them to the chain in one write (fdatasync)
 and removes the journal. A crash after
 the journal is durable rolls the batch forward on the next open; a crash
@@ -21,7 +21,6 @@ import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +107,7 @@ class Ledger:
         self.clock = clock
         self._signer: Signer | None = None
         self._lock_fd: int | None = None
+        self._head: Head | None = None  # the head this object saved last
 
     # -- creation -------------------------------------------------------
 
@@ -246,9 +246,11 @@ class Ledger:
                 raise OperationalError(f"cannot open {self.layout.chain}: {exc.strerror}") from None
             try:
                 roll_forward(self.layout, fd)
-                head = recover(self.layout, fd, self.store.get)
+                head = recover(self.layout, fd, self.store.get, known=self._head)
+                self._head = None  # until this write completes
                 finish_rotation(self, head)
                 yield fd, head
+                self._head = head
             finally:
                 os.close(fd)
         finally:
@@ -364,21 +366,17 @@ class Ledger:
         signer = self.signer()
         with self.locked() as (fd, head):
             signer = self.check_signer(signer, head)
-            # Blob files are written by two threads while this one signs:
-            # file creation and Ed25519 both release the GIL.
-            with ThreadPoolExecutor(2) as pool:
-                written = pool.map(self.store.put, [item.content for item in items])
-                ts = self.next_ts(head)
-                lines = []
-                shadow = Head(size=head.size, hash=head.hash, key=head.key)
-                for item in items:
-                    obj = self._entry(shadow, item, b3(item.content), ts)
-                    line = self.sign_line(obj, signer)
-                    lines.append(line)
-                    shadow.size += 1
-                    shadow.hash = b3(line)
-                list(written)  # re-raises the first failed write
+            hashes = [self.store.put(item.content) for item in items]
+            ts = self.next_ts(head)
+            lines = []
+            shadow = Head(size=head.size, hash=head.hash, key=head.key)
+            for item, content_hash in zip(items, hashes, strict=True):
+                line = self.sign_line(self._entry(shadow, item, content_hash, ts), signer)
+                lines.append(line)
+                shadow.size += 1
+                shadow.hash = b3(line)
             sync_filesystem(self.layout.root)
+            self.store.synced_all()
             append_batch(self.layout, fd, head.offset, lines)
             return self._advance(head, lines)
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from .content import ContentStore
-from .verify import ChainState, Failure, LineResult, Report, check_lines
+from .verify import ChainState, Failure, LineResult, Report, check_chunk, chunks
 
 __all__ = ["CHUNK_LINES", "verify_parallel"]
 
@@ -31,27 +31,7 @@ def _init_worker(content_root: str | None) -> None:
 
 
 def _work(lines: list[bytes], start: int, from_seq: int) -> list[LineResult]:
-    """Stateless steps for lines at positions start, start+1, ...
-
-    Lines before ``from_seq`` are trusted: no signature or blob checks.
-    """
-    split = max(0, min(len(lines), from_seq - start))
-    blobs = _store.get if _store is not None else None
-    return check_lines(lines[:split], None, False) + check_lines(lines[split:], blobs, True)
-
-
-def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[list[bytes], bytes | None]]:
-    """Yield (complete lines without newline, unterminated tail or None)."""
-    chunk: list[bytes] = []
-    for raw in lines:
-        if not raw.endswith(b"\n"):
-            yield chunk, raw
-            return
-        chunk.append(raw[:-1])
-        if len(chunk) >= size:
-            yield chunk, None
-            chunk = []
-    yield chunk, None
+    return check_chunk(lines, start, from_seq, _store.get if _store is not None else None)
 
 
 def verify_parallel(
@@ -87,7 +67,7 @@ def verify_parallel(
                     return f
             return None
 
-        for chunk, tail in _chunks(lines, chunk_lines):
+        for chunk, tail in chunks(lines, chunk_lines):
             if tail is not None:
                 torn = len(tail)
             if chunk:

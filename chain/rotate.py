@@ -84,6 +84,8 @@ def rotate(ledger: Ledger, new_mode: str | None = None) -> Appended:
 
 def _pending(ledger: Ledger) -> tuple[str, Path, str] | None:
     """An interrupted rotation's (mode, .next path, public key), if any."""
+    if not any(os.path.exists(p) for p in ledger.layout.next_keys):
+        return None  # the common case: two stat calls, no Path objects
     for mode in ("raw", "encrypted"):
         final = key_file(ledger.layout.root, mode)
         assert final is not None
