@@ -17,6 +17,7 @@ Opening for a write also recovers:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
@@ -28,17 +29,10 @@ import orjson
 
 from .canonical import b3, canonical
 from .config import Layout
+from .entry import MAX_LINE_BYTES
 from .errors import ChainStateError, IntegrityError, OperationalError
 from .fsutil import fsync_dir
-from .verify import (
-    BLOB_ABSENT,
-    BLOB_MISMATCH,
-    BLOB_SIZE,
-    BlobGetter,
-    ChainState,
-    LineResult,
-    check_line,
-)
+from .verify import ChainState, LineResult, check_line
 
 __all__ = ["Head", "TornTailWarning", "load_head", "recover", "save_head"]
 
@@ -80,9 +74,22 @@ def load_head(layout: Layout) -> Head | None:
         check = data.pop("check")
         if check != b3(canonical(data)):
             return None
-        return Head(**data)
+        head = Head(**data)
     except (OSError, orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
         return None
+    return head if _well_typed(head) else None
+
+
+def _well_typed(h: Head) -> bool:
+    """The members have the types and order a saved head can have."""
+    ints = (h.size, h.offset, h.last_offset)
+    if any(type(n) is not int or n < 0 for n in ints) or type(h.ts) is not str:
+        return False
+    if any(v is not None and type(v) is not str for v in (h.hash, h.key, h.chain_id)):
+        return False
+    if h.size == 0:
+        return h.offset == h.last_offset == 0
+    return 0 < h.offset - h.last_offset <= MAX_LINE_BYTES
 
 
 def save_head(layout: Layout, head: Head) -> None:
@@ -127,6 +134,10 @@ def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
     return dest
 
 
+class _Inconsistent(Exception):
+    """head.json names the right last line but disagrees with it."""
+
+
 def _check_at_head(layout: Layout, fd: int, head: Head, file_size: int) -> None:
     if file_size < head.offset:
         raise IntegrityError(
@@ -147,12 +158,17 @@ def _check_at_head(layout: Layout, fd: int, head: Head, file_size: int) -> None:
             seq=head.size - 1,
             hint="run `memory-chain verify`; remove head.json only if the new chain is trusted",
         )
+    # The head's other members must agree with that line (the check hash
+    # only catches torn writes: anyone can recompute it).
+    obj = orjson.loads(last)
+    key = obj["meta"]["new_key"] if obj["type"] == "key-rotation" else obj["key"]
+    if (obj["seq"], obj["ts"], key) != (head.size - 1, head.ts, head.key):
+        raise _Inconsistent
 
 
 def recover(
     layout: Layout,
     fd: int,
-    blobs: BlobGetter,
     *,
     known: Head | None = None,
     check_signatures: bool = True,
@@ -162,21 +178,25 @@ def recover(
     Must be called with the write lock held. ``known`` is the head this
     process saved last, used as is when the chain still ends where it
     says (its last line is still checked). Adopts complete lines beyond
-    the cached head, quarantines a torn tail, and saves the head if it moved.
-    The last line beyond the head whose blob did not survive (an add that
-    crashed before its fsync returned, so never acknowledged) is
-    quarantined with the torn tail.
+    the cached head (their blobs were made durable before they were
+    written, so a missing blob there is a deletion for verify to report, not
+    a crash leftover), quarantines a torn tail, and saves the head if it
+    moved.
     """
     file_size = os.fstat(fd).st_size
     if known is not None and known.offset == file_size:
         # This process wrote the head last and the chain has not moved since:
         # check it against the chain's last line, skip reading head.json.
-        _check_at_head(layout, fd, known, file_size)
-        return known
+        with contextlib.suppress(_Inconsistent):
+            _check_at_head(layout, fd, known, file_size)
+            return known
     cached = load_head(layout)
-    head = cached if cached is not None else Head()
     if cached is not None:
-        _check_at_head(layout, fd, head, file_size)
+        try:
+            _check_at_head(layout, fd, cached, file_size)
+        except _Inconsistent:
+            cached = None  # rebuilt from the chain below
+    head = cached if cached is not None else Head()
     if file_size == head.offset and cached is not None:
         return head
     tail = _read(fd, head.offset, file_size - head.offset)
@@ -189,10 +209,6 @@ def recover(
     # Without a cached head, the whole chain is rolled forward once; its
     # signatures are left to `verify` (which checks every step).
     sigs = check_signatures and cached is not None
-    if lines:
-        last = check_line(lines[-1], blobs, signatures=False)
-        if last.blob in (BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE):
-            torn = lines.pop() + b"\n" + torn
     for line in lines:
         result = check_line(line, None, signatures=sigs)
         failure = _apply_light(state, result)

@@ -12,11 +12,12 @@ appended at OFFSET and removed after. On the next open for writing:
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from .canonical import b3
 from .config import Layout
-from .errors import IntegrityError
+from .errors import IntegrityError, OperationalError
 from .fsutil import fsync_dir, write_all
 
 __all__ = ["append_batch", "roll_forward"]
@@ -35,8 +36,17 @@ def append_batch(layout: Layout, fd: int, offset: int, lines: list[bytes]) -> No
     finally:
         os.close(jfd)
     fsync_dir(layout.root)
-    write_all(fd, data)
-    os.fdatasync(fd)
+    try:
+        write_all(fd, data)
+        os.fdatasync(fd)
+    except OSError as exc:
+        # The batch failed: cut the chain back and drop the journal, so
+        # that nothing of it is rolled forward later.
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, offset)
+            os.fdatasync(fd)
+            os.unlink(layout.journal)
+        raise OperationalError(f"cannot append the batch: {exc.strerror}") from None
     os.unlink(layout.journal)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -90,6 +91,13 @@ def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:
     return line
 
 
+def rollback(fd: int, offset: int) -> None:
+    """Cut the chain open at ``fd`` back to ``offset`` after a failed append (best effort)."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, offset)
+        os.fdatasync(fd)
+
+
 class Ledger:
     """One data directory: read helpers and the locked write path."""
 
@@ -107,6 +115,7 @@ class Ledger:
         self.clock = clock
         self._signer: Signer | None = None
         self._lock_fd: int | None = None
+        self._thread_lock = threading.RLock()
         self._head: Head | None = None  # the head this object saved last
 
     # -- creation -------------------------------------------------------
@@ -227,7 +236,17 @@ class Ledger:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[tuple[int, Head]]:
-        """Hold the writer lock; yield the chain's fd and its recovered head."""
+        """Hold the writer lock; yield the chain's fd and its recovered head.
+
+        flock excludes other processes (and other open file descriptions);
+        the thread lock excludes other threads sharing this Ledger, which
+        share its file descriptor and so would all "hold" the flock.
+        """
+        with self._thread_lock, self._flocked() as held:
+            yield held
+
+    @contextlib.contextmanager
+    def _flocked(self) -> Iterator[tuple[int, Head]]:
         if self._lock_fd is None:
             try:
                 self._lock_fd = os.open(self.layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
@@ -246,7 +265,7 @@ class Ledger:
                 raise OperationalError(f"cannot open {self.layout.chain}: {exc.strerror}") from None
             try:
                 roll_forward(self.layout, fd)
-                head = recover(self.layout, fd, self.store.get, known=self._head)
+                head = recover(self.layout, fd, known=self._head)
                 self._head = None  # until this write completes
                 finish_rotation(self, head)
                 yield fd, head
@@ -314,17 +333,23 @@ class Ledger:
         return self_checked(obj, signer)
 
     def append_line(self, fd: int, head: Head, line: bytes, blob: str | None = None) -> Appended:
-        """Append one signed line durably (with its blob, if any); advance the head.
+        """Append one signed line durably; advance the head.
 
-        The blob and the line are written first and made durable together
-        (the first fsync commits both on a journalling filesystem). A crash
-        before this returns leaves at most an unacknowledged last line,
-        which recovery quarantines if its blob did not survive.
+        ``blob``, if given, is made durable first, so that no line on disk
+        ever names a blob that a crash could lose. If the append fails, the
+        chain is cut back to where it was (the command failed: nothing of
+        it may stay).
         """
-        write_all(fd, line + b"\n")
         if blob is not None:
             self.store.sync(blob)
-        os.fdatasync(fd)
+        try:
+            write_all(fd, line + b"\n")
+            os.fdatasync(fd)
+        except OSError as exc:
+            rollback(fd, head.offset)
+            raise OperationalError(
+                f"cannot append to {self.layout.chain}: {exc.strerror}"
+            ) from None
         return self._advance(head, [line])[0]
 
     def _advance(self, head: Head, lines: Sequence[bytes]) -> list[Appended]:
@@ -383,14 +408,31 @@ class Ledger:
     # -- reading --------------------------------------------------------
 
     def iter_lines(self) -> Iterator[bytes]:
-        """Raw lines of chain.jsonl, each with its newline (the last may lack it)."""
+        """Raw lines of chain.jsonl, each with its newline (the last may lack it).
+
+        Reads up to the size the file had when opened, so a line a writer
+        is appending meanwhile is never split into two pieces.
+        """
         try:
-            with open(self.layout.chain, "rb", buffering=1 << 20) as f:
-                yield from f
+            f = open(self.layout.chain, "rb")  # noqa: SIM115 (closed below)
         except FileNotFoundError:
             raise ChainStateError(f"{self.layout.chain} is missing") from None
         except OSError as exc:
             raise OperationalError(f"cannot read {self.layout.chain}: {exc.strerror}") from None
+        with f:
+            remaining = os.fstat(f.fileno()).st_size
+            rest = b""
+            while remaining > 0:
+                block = f.read(min(remaining, 1 << 20))
+                if not block:
+                    break
+                remaining -= len(block)
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    yield line + b"\n"
+            if rest:
+                yield rest
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """Parsed entries in order (complete lines only; no verification)."""

@@ -10,6 +10,7 @@ after; an interrupted rotation is finished (or undone) on the next open.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,8 +124,8 @@ def _install(ledger: Ledger, mode: str, public: str) -> None:
         old = key_file(root, old_mode)
         if old is not None and old.exists():
             retired.mkdir(parents=True, exist_ok=True, mode=0o700)
-            stamp = os.stat(old).st_mtime_ns
-            os.replace(old, retired / f"{old.name}.{stamp}")
+            # A unique name: a retired secret key is never overwritten.
+            os.rename(old, retired / f"{old.name}.{time.time_ns()}.{os.urandom(4).hex()}")
             fsync_dir(retired)
     final = key_file(root, mode)
     if final is not None:

@@ -162,6 +162,8 @@ def _check_fields_and_blob(
     """Steps 1-3 and 10 of one line; queue its signatures (8, 9) in ``jobs``."""
     digest = b3(line)
     try:
+        if line.startswith(_UNTERMINATED):
+            raise Malformed(1, "line is not newline-terminated")
         entry = parse_line(line)  # steps 1-3
     except Malformed as exc:
         reason = "not-canonical" if exc.step == 3 else "malformed"
@@ -232,17 +234,23 @@ def _check_fields_and_blob(
     )
 
 
+_UNTERMINATED = b"\n"
+
+
 def chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[list[bytes], bytes | None]]:
     """Group raw lines into chunks: (complete lines without "\\n", torn tail or None).
 
-    Only the last line may lack its newline (it is the torn tail), as when
-    lines come from a file split on newlines; anything else is a caller bug.
+    Only the last line may lack its newline (it is the torn tail). An
+    unterminated line with more after it (possible only from a caller's
+    own iterable, never from a file split on newlines) is passed on marked
+    with a leading "\\n", which no real line can hold, and fails step 1.
     """
     chunk: list[bytes] = []
     tail: bytes | None = None
     for raw in lines:
         if tail is not None:
-            raise ValueError("only the last line may lack its newline")
+            chunk.append(_UNTERMINATED + tail)
+            tail = None
         if not raw.endswith(b"\n"):
             tail = raw
             continue

@@ -354,23 +354,15 @@ def test_lines_beyond_head_are_adopted(ledger: Ledger, data_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("blob", ["deleted", "empty"])
-@pytest.mark.parametrize(
-    "head",
-    [
-        "stale",
-        "lost",
-    ],
-)
-def test_last_line_whose_blob_was_lost_is_quarantined(
+@pytest.mark.parametrize("head", ["stale", "lost"])
+def test_acknowledged_line_whose_blob_vanished_is_kept(
     ledger: Ledger, data_dir: Path, head: str, blob: str
 ) -> None:
-    """An unacknowledged last line whose blob did not survive is quarantined, not adopted."""
+    """A line whose blob was deleted after its add returned is kept; verify reports the blob."""
     ledger.add(NewEntry(content=b"one"))
     old_head = (data_dir / "head.json").read_bytes()
-    before = chain_bytes(data_dir)
     lost = ledger.add(NewEntry(content=b"two"))
     assert lost.content is not None
-    line = chain_bytes(data_dir)[len(before) :]
     if head == "stale":
         (data_dir / "head.json").write_bytes(old_head)
     else:
@@ -380,14 +372,49 @@ def test_last_line_whose_blob_was_lost_is_quarantined(
     else:
         ledger.store.path(lost.content).write_bytes(b"")
     reopened = Ledger(data_dir)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        reopened.add(NewEntry(content=b"three"))
-    assert [TornTailWarning] == [w.category for w in caught]
-    quarantined = [p.read_bytes() for p in (data_dir / "quarantine").iterdir()]
-    assert [line] == quarantined
-    assert [None, b"one", b"three"] == contents(reopened)
-    assert_verifies(reopened)
+    add_quietly(reopened, b"three")
+    assert not (data_dir / "quarantine").exists()
+    assert [2, 3] == [e["seq"] for e in entries_of(data_dir)[2:]]
+    report = verify_lines(reopened.iter_lines(), blobs=reopened.store.get)
+    assert report.failure is not None
+    expected = ("missing-content", 12) if blob == "deleted" else ("content-mismatch", 10)
+    assert (2, *expected) == (report.failure.seq, report.failure.reason, report.failure.step)
+
+
+def test_add_makes_the_blob_durable_before_writing_the_line(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blob and its folder are fsynced before the line is written; the chain after it."""
+    events: list[str] = []
+    chain_fds: set[int] = set()
+    real_write, real_fsync, real_fdatasync = os.write, os.fsync, os.fdatasync
+    real_open = os.open
+
+    def open_(path: Any, flags: int, *args: Any) -> int:
+        fd = real_open(path, flags, *args)
+        if str(path).endswith("chain.jsonl"):
+            chain_fds.add(fd)
+        return fd
+
+    def write(fd: int, data: Any) -> int:
+        if fd in chain_fds:
+            events.append("write chain")
+        return real_write(fd, data)
+
+    def fsync(fd: int) -> None:
+        events.append("fsync chain" if fd in chain_fds else "fsync other")
+        real_fsync(fd)
+
+    def fdatasync(fd: int) -> None:
+        events.append("fdatasync chain" if fd in chain_fds else "fdatasync other")
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "write", write)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    ledger.add(NewEntry(content=b"a new blob"))
+    assert ["fsync other", "fsync other", "fsync other", "write chain", "fdatasync chain"] == events
 
 
 def test_adopted_lines_keep_their_seq(ledger: Ledger, data_dir: Path) -> None:

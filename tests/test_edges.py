@@ -149,3 +149,75 @@ def test_a_key_outside_the_history_is_untrusted(ledger: Ledger) -> None:
         report.failure.step,
         report.failure.reason,
     )
+
+
+def test_failed_append_leaves_the_chain_unchanged(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An fdatasync error fails the add with exit-2 error and cuts the line back out."""
+    import errno
+    import os
+
+    from memory_chain.chain.errors import OperationalError
+
+    before = ledger.layout.chain.read_bytes()
+    real = os.fdatasync
+    calls = []
+
+    def failing(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 1:
+            raise OSError(errno.EIO, "I/O error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", failing)
+    with pytest.raises(OperationalError, match="cannot append"):
+        ledger.add(NewEntry(b"lost on EIO"))
+    assert before == ledger.layout.chain.read_bytes()
+    assert 1 == ledger.add(NewEntry(b"next")).seq
+    assert verify_ledger(ledger).ok
+
+
+def test_threads_sharing_a_ledger_do_not_fork_the_chain(ledger: Ledger) -> None:
+    """Four threads adding through one Ledger give contiguous seqs and a valid chain."""
+    import threading
+
+    def worker(n: int) -> None:
+        for i in range(30):
+            ledger.add(NewEntry(f"thread {n} entry {i}".encode()))
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seqs = [e["seq"] for e in ledger.entries()]
+    assert list(range(121)) == seqs
+    assert verify_ledger(ledger).ok
+
+
+def test_forged_head_json_is_rebuilt_not_trusted(ledger: Ledger) -> None:
+    """A head.json with a recomputed check but wrong members is ignored and rebuilt."""
+    from memory_chain.chain.canonical import b3
+    from memory_chain.chain.head import load_head
+
+    ledger.add(NewEntry(b"one"))
+    head = load_head(ledger.layout)
+    assert head is not None
+    for forged in ({"ts": "9999-12-31T23:59:59.999999Z"}, {"size": "7"}, {"last_offset": 10**9}):
+        fields = {**head.as_dict(), **forged}
+        fields["check"] = b3(canonical({k: v for k, v in fields.items() if k != "check"}))
+        ledger.layout.head.write_bytes(orjson.dumps(fields))
+        appended = Ledger(ledger.layout.root).add(NewEntry(repr(forged).encode()))
+        assert not appended.ts.startswith("9999")
+    assert verify_ledger(ledger).ok
+
+
+def test_reader_never_sees_a_split_line(ledger: Ledger) -> None:
+    """iter_lines reads the size the file had when it started: a later append is not split."""
+    lines = ledger.iter_lines()
+    first = next(lines)
+    ledger.add(NewEntry(b"appended while reading"))
+    assert [] == list(lines)  # the snapshot held only the genesis line
+    assert first.endswith(b"\n")
+    assert 2 == sum(1 for _ in ledger.iter_lines())
