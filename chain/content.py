@@ -11,7 +11,6 @@ when no live entry still names it.
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 from .canonical import b3
@@ -82,7 +81,7 @@ class ContentStore:
         except FileNotFoundError:
             os.makedirs(folder, exist_ok=True)
             self._new_folders.add(folder)
-        tmp = f"{folder}/.tmp-{secrets.token_hex(8)}"
+        tmp = f"{folder}/.tmp-{os.urandom(8).hex()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             write_all(fd, data)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import time
 import warnings
 from dataclasses import dataclass
@@ -117,7 +116,7 @@ def _quarantine(layout: Layout, fd: int, start: int, data: bytes) -> Path:
         layout.quarantine.mkdir()
         fsync_dir(layout.root)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    dest = layout.quarantine / f"chain.jsonl.{start}.{stamp}.{secrets.token_hex(4)}.torn"
+    dest = layout.quarantine / f"chain.jsonl.{start}.{stamp}.{os.urandom(4).hex()}.torn"
     with open(dest, "xb") as f:
         f.write(data)
         f.flush()

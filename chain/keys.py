@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 import orjson
-from nacl import bindings, pwhash, secret, utils
+from nacl import bindings, utils
 from nacl.exceptions import BadSignatureError, CryptoError
 from nacl.signing import SigningKey, VerifyKey
 
@@ -134,7 +134,7 @@ def _check_private(path: Path) -> None:
     except FileNotFoundError:
         raise KeyAccessError(
             f"signing key not found: {path}",
-            hint="this chain may be read-only (imported), or the key was moved",
+            hint="restore the key file, or check --dir / MEMORY_CHAIN_DIR",
         ) from None
     except OSError as exc:
         raise KeyAccessError(f"cannot read signing key {path}: {exc.strerror}") from None
@@ -165,6 +165,8 @@ def _write_durable(path: Path, data: bytes, mode: int) -> None:
 
 
 def _seal(seed: bytes, public_id: str, passphrase: str) -> bytes:
+    from nacl import pwhash, secret  # only encrypted mode needs them
+
     salt = utils.random(pwhash.argon2id.SALTBYTES)
     ops = pwhash.argon2id.OPSLIMIT_MODERATE
     mem = pwhash.argon2id.MEMLIMIT_INTERACTIVE
@@ -192,6 +194,8 @@ def _unseal(path: Path, passphrase: str) -> bytes:
         ops, mem = int(doc["opslimit"]), int(doc["memlimit"])
     except (OSError, ValueError, KeyError, TypeError):
         raise KeyAccessError(f"encrypted key file is unreadable or corrupt: {path}") from None
+    from nacl import pwhash, secret  # only encrypted mode needs them
+
     box_key = pwhash.argon2id.kdf(
         secret.SecretBox.KEY_SIZE, passphrase.encode(), salt, opslimit=ops, memlimit=mem
     )

@@ -91,6 +91,15 @@ def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:
     return line
 
 
+def _is_unicode(text: str) -> bool:
+    """False for strings holding lone surrogates (undecodable bytes from argv)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def rollback(fd: int, offset: int) -> None:
     """Cut the chain open at ``fd`` back to ``offset`` after a failed append (best effort)."""
     with contextlib.suppress(OSError):
@@ -142,8 +151,8 @@ class Ledger:
         layout = Layout(root)
         if key_mode not in KEY_MODES:
             raise InputError(f"unknown key mode {key_mode!r}", hint="use raw, encrypted or env")
-        if not name or len(name) > 200:
-            raise InputError("the agent name must be 1-200 characters")
+        if not name or len(name) > 200 or not _is_unicode(name):
+            raise InputError("the agent name must be 1-200 characters of valid Unicode")
         exists = ChainStateError(
             f"a chain already exists in {root}", hint="use another --dir, or keep using this one"
         )

@@ -10,6 +10,7 @@ verifies; committed-tier content cannot be redacted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .entry import CONTENT_TYPES, FORMAT_VERSION, default_importance
 from .errors import InputError
@@ -34,14 +35,19 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
         raise InputError("a redaction needs a reason", hint="pass --reason TEXT")
     if len(reason) > 1000:
         raise InputError("the reason is over 1000 characters")
+    try:
+        reason.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("the reason is not valid UTF-8") from None
     signer = ledger.signer()
     with ledger.locked() as (fd, head):
         signer = ledger.check_signer(signer, head)
         if not 0 <= seq < head.size:
             raise InputError(f"no entry with seq {seq} (the chain has {head.size})")
-        target = None
+        # One pass: the target, every redaction, and who holds which content.
+        target: dict[str, Any] = {}
         redacted_by: dict[int, int] = {}
-        holders: list[int] = []
+        holders: dict[str, list[int]] = {}
         for obj in ledger.entries():
             if obj["seq"] >= head.size:
                 break
@@ -49,9 +55,8 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
                 target = obj
             if obj["type"] == "redaction":
                 redacted_by[obj["meta"]["target"]] = obj["seq"]
-            if target is not None and obj["content"] == target["content"]:
-                holders.append(obj["seq"])
-        assert target is not None
+            elif obj["content"] is not None:
+                holders.setdefault(obj["content"], []).append(obj["seq"])
         if target["type"] not in CONTENT_TYPES:
             raise InputError(f"seq {seq} is a {target['type']} entry, which has no content")
         if target["tier"] == "committed":
@@ -60,9 +65,7 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
                 hint="committed memories are permanent by design",
             )
         content = target["content"]
-        # Earlier holders were collected before the target was found.
-        holders = [s for s in _holders(ledger, content, head.size) if s != seq]
-        shared = any(s not in redacted_by for s in holders)
+        shared = any(s != seq and s not in redacted_by for s in holders[content])
         if seq in redacted_by:
             if not shared and ledger.store.exists(content):
                 removed = ledger.store.remove(content)
@@ -85,9 +88,3 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
         appended = ledger.append_line(fd, head, ledger.sign_line(obj, signer))
         removed = False if shared else ledger.store.remove(content)
         return Redacted(appended, seq, content, removed, shared)
-
-
-def _holders(ledger: Ledger, content: str, size: int) -> list[int]:
-    return [
-        obj["seq"] for obj in ledger.entries() if obj["seq"] < size and obj["content"] == content
-    ]

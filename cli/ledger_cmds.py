@@ -71,6 +71,11 @@ def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             value = raw  # plain text
+        if isinstance(value, float) and raw.strip().lstrip("-").isdigit():
+            raise InputError(
+                f"--meta {key}={raw}: integers in signed data are within +-(2**53 - 1)",
+                hint=f"store it as text: --meta '{key}=\"{raw}\"'",
+            )
         if isinstance(value, float):
             raise InputError(
                 f"--meta {key}={raw}: floats are not allowed in signed data",

@@ -8,6 +8,7 @@ modules are imported inside commands, so `--help` stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from typing import Any
@@ -58,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        if exc.ctx is not None:
+            click.echo(exc.ctx.get_help())
+        sys.exit(0)
     except click.UsageError as exc:
         path = exc.ctx.command_path if exc.ctx is not None else "memory-chain"
         click.echo(f"error: {exc.format_message()}", err=True)
@@ -71,7 +76,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(2)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
+        sys.exit(2)
+    except Exception as exc:  # a bug: still one line and exit 2, never "verification failed"
+        if os.environ.get("MEMORY_CHAIN_DEBUG"):
+            raise
+        click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
+        click.echo("hint: this is a bug; MEMORY_CHAIN_DEBUG=1 shows the traceback", err=True)
         sys.exit(2)
     sys.exit(0)
