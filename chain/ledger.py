@@ -39,7 +39,13 @@ from .entry import (
     parse_line,
     signing_message,
 )
-from .errors import ChainStateError, InputError, KeyAccessError, OperationalError
+from .errors import (
+    ChainStateError,
+    InputError,
+    IntegrityError,
+    KeyAccessError,
+    OperationalError,
+)
 from .fsutil import fsync_dir, sync_filesystem, write_all
 from .head import Head, recover, save_head
 from .journal import append_batch, roll_forward
@@ -444,10 +450,26 @@ class Ledger:
                 yield rest
 
     def entries(self) -> Iterator[dict[str, Any]]:
-        """Parsed entries in order (complete lines only; no verification)."""
-        for raw in self.iter_lines():
-            if raw.endswith(b"\n"):
-                yield orjson.loads(raw)
+        """Parsed entries in order (complete lines only; no verification).
+
+        A line that is not a JSON object stops the reading with an
+        IntegrityError that points at `verify`.
+        """
+        for n, raw in enumerate(self.iter_lines()):
+            if not raw.endswith(b"\n"):
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                obj = None
+            if not isinstance(obj, dict):
+                raise IntegrityError(
+                    f"line {n + 1} of chain.jsonl is not a JSON object",
+                    seq=n,
+                    reason="malformed",
+                    hint="run `memory-chain verify` for the full report",
+                )
+            yield obj
 
     def entry(self, seq: int) -> dict[str, Any]:
         """The entry at ``seq`` (no verification)."""

@@ -181,3 +181,17 @@ def test_redact_committed_is_refused(populated: Cli) -> None:
     result = assert_rejected(populated, "redact", "1", "--reason", "changed my mind")
     assert "committed" in result.err
     assert blob_path(populated.root, target["content"]).exists()
+
+
+def test_log_on_a_garbage_line_points_at_verify(tmp_path: Path) -> None:
+    """log over a chain with a non-JSON line exits 1 with one error line naming verify."""
+    import subprocess
+
+    root = tmp_path / "garbage"
+    subprocess.run(["memory-chain", "--dir", str(root), "init"], check=True, capture_output=True)
+    with open(root / "chain.jsonl", "ab") as f:
+        f.write(b"garbage\n")
+    done = subprocess.run(["memory-chain", "--dir", str(root), "log"], capture_output=True)
+    assert 1 == done.returncode
+    assert done.stderr.decode().startswith("error: line 2 of chain.jsonl is not a JSON object")
+    assert b"memory-chain verify" in done.stderr
