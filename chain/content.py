@@ -66,7 +66,6 @@ class ContentStore:
         before acknowledging anything that names the blob. An existing blob
         whose bytes do not match its name is replaced. With ``keep_open``
         the new file stays open until sync() (one add: saves a reopen).
-        Safe to call from several threads at once.
         """
         content_hash = b3(data)
         if self.get(content_hash) == data:

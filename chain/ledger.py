@@ -1,15 +1,15 @@
 """The write path: init, add, batch add. O(1) in chain length.
 
-One add: validate input -> take the lock (flock) -> recover the head ->
-write the content blob (temp file, rename) -> append the signed line ->
-fsync the blob and its folders, fdatasync the chain -> update the cached
-head -> unlock -> return. Nothing reads the chain beyond
-the cached head, so the cost does not grow with the chain.
+One add: validate input -> take the locks (thread lock, flock) -> recover
+the head -> write the content blob (temp file, rename) and make it durable
+(fsync the file and its folder) -> append the signed line and fdatasync
+(cut back out if that fails) -> update the cached head -> unlock -> return.
+Nothing reads the chain beyond its last line, so the cost does not grow
+with the chain, and no line on disk ever names a blob a crash could lose.
 
 A batch add validates every item first, writes all blobs and syncs the
-filesystem once, writes the lines to
-batch.journal (fsync), appends them to the chain in one write (fdatasync)
-and removes the journal. A crash after
+filesystem once, writes the lines to batch.journal (fsync), appends them to
+the chain in one write (fdatasync) and removes the journal. A crash after
 the journal is durable rolls the batch forward on the next open; a crash
 before leaves nothing: a batch is all or nothing.
 """
