@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from .content import ContentStore
-from .verify import ChainState, Failure, LineResult, Report, check_chunk, chunks
+from .verify import ChainState, Failure, LineResult, Report, check_chunk, chunks, report_of
 
 __all__ = ["CHUNK_LINES", "verify_parallel"]
 
@@ -85,14 +85,4 @@ def verify_parallel(
             pending.cancel()
     if failure is not None:
         torn = 0
-    failure = state.finish(failure)
-    return Report(
-        ok=failure is None,
-        size=state.size,
-        head=state.head,
-        chain_id=state.chain_id,
-        key=state.key,
-        failure=failure,
-        torn_tail=torn,
-        verified_from=from_seq,
-    )
+    return report_of(state, state.finish(failure), torn, from_seq)

@@ -63,6 +63,7 @@ __all__ = [
     "check_line",
     "check_lines",
     "chunks",
+    "report_of",
     "verify_lines",
 ]
 
@@ -469,14 +470,15 @@ def verify_lines(
         for result in check_chunk(chunk, seen, from_seq, blobs):
             failure = state.apply(result)
             if failure is not None:
-                return _report(state, state.finish(failure), 0, from_seq)
+                return report_of(state, state.finish(failure), 0, from_seq)
         seen += len(chunk)
         if tail is not None:
             torn = len(tail)
-    return _report(state, state.finish(), torn, from_seq)
+    return report_of(state, state.finish(), torn, from_seq)
 
 
-def _report(state: ChainState, failure: Failure | None, torn: int, from_seq: int) -> Report:
+def report_of(state: ChainState, failure: Failure | None, torn: int, from_seq: int) -> Report:
+    """The Report for ``state`` with its final ``failure`` (or None)."""
     return Report(
         ok=failure is None,
         size=state.size,
