@@ -221,3 +221,35 @@ def test_reader_never_sees_a_split_line(ledger: Ledger) -> None:
     assert [] == list(lines)  # the snapshot held only the genesis line
     assert first.endswith(b"\n")
     assert 2 == sum(1 for _ in ledger.iter_lines())
+
+
+@pytest.mark.parametrize("damage", ["none", "edit", "delete-blob", "torn", "from-seq"])
+def test_parallel_verdict_equals_sequential(ledger: Ledger, damage: str) -> None:
+    """verify_parallel over small chunks gives exactly verify_lines' report."""
+    from memory_chain.chain.parallel import verify_parallel
+    from memory_chain.chain.verify import verify_lines
+
+    added = [ledger.add(NewEntry(f"memory {i}".encode())) for i in range(25)]
+    lines = list(ledger.iter_lines())
+    from_seq = 0
+    if damage == "edit":
+        lines[13] = lines[13].replace(b"memory", b"memorx", 1)
+        lines[13] = lines[13].replace(b'"importance":50', b'"importance":51')
+    elif damage == "delete-blob":
+        content = added[9].content
+        assert content is not None
+        ledger.store.path(content).unlink()
+    elif damage == "torn":
+        lines.append(b'{"content":')
+    elif damage == "from-seq":
+        from_seq = 11
+    sequential = verify_lines(iter(lines), blobs=ledger.store.get, from_seq=from_seq)
+    parallel = verify_parallel(
+        iter(lines),
+        content_root=ledger.layout.content,
+        workers=2,
+        chunk_lines=4,
+        from_seq=from_seq,
+    )
+    assert sequential == parallel
+    assert (damage in ("none", "torn", "from-seq")) == sequential.ok
