@@ -343,10 +343,6 @@ class Ledger:
             )
         return signer
 
-    def sign_line(self, obj: dict[str, Any], signer: Signer) -> bytes:
-        """Sign ``obj``, self-check the line against steps 1-3, return it."""
-        return self_checked(obj, signer)
-
     def append_line(self, fd: int, head: Head, line: bytes, blob: str | None = None) -> Appended:
         """Append one signed line durably; advance the head.
 
@@ -391,7 +387,7 @@ class Ledger:
             signer = self.check_signer(signer, head)
             content_hash = self.store.put(item.content, keep_open=True)
             obj = self._entry(head, item, content_hash, self.next_ts(head))
-            return self.append_line(fd, head, self.sign_line(obj, signer), content_hash)
+            return self.append_line(fd, head, self_checked(obj, signer), content_hash)
 
     def add_batch(self, items: Sequence[NewEntry]) -> list[Appended]:
         """Add many memories with one lock and one chain fsync; all or nothing."""
@@ -411,7 +407,7 @@ class Ledger:
             lines = []
             shadow = Head(size=head.size, hash=head.hash, key=head.key)
             for item, content_hash in zip(items, hashes, strict=True):
-                line = self.sign_line(self._entry(shadow, item, content_hash, ts), signer)
+                line = self_checked(self._entry(shadow, item, content_hash, ts), signer)
                 lines.append(line)
                 shadow.size += 1
                 shadow.hash = b3(line)

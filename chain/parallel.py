@@ -18,9 +18,11 @@ from pathlib import Path
 from .content import ContentStore
 from .verify import ChainState, Failure, LineResult, Report, check_chunk, chunks, report_of
 
-__all__ = ["CHUNK_LINES", "verify_parallel"]
+__all__ = ["WORKER_CHUNK_LINES", "verify_parallel"]
 
-CHUNK_LINES = 2000
+#: Lines per unit of work sent to a worker (larger than verify.CHUNK_LINES,
+#: which only groups lines for the two-phase check, to amortise pickling).
+WORKER_CHUNK_LINES = 2000
 
 _store: ContentStore | None = None
 
@@ -42,7 +44,7 @@ def verify_parallel(
     trusted_key: str | None = None,
     chain_id: str | None = None,
     from_seq: int = 0,
-    chunk_lines: int = CHUNK_LINES,
+    chunk_lines: int = WORKER_CHUNK_LINES,
 ) -> Report:
     """verify.verify_lines with the per-line work spread over ``workers`` processes.
 

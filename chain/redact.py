@@ -14,7 +14,7 @@ from typing import Any
 
 from .entry import CONTENT_TYPES, FORMAT_VERSION, default_importance
 from .errors import InputError
-from .ledger import Appended, Ledger
+from .ledger import Appended, Ledger, self_checked
 
 __all__ = ["Redacted", "redact"]
 
@@ -85,6 +85,6 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
             "key": head.key,
             "meta": {"target": seq, "content": content, "reason": reason},
         }
-        appended = ledger.append_line(fd, head, ledger.sign_line(obj, signer))
+        appended = ledger.append_line(fd, head, self_checked(obj, signer))
         removed = False if shared else ledger.store.remove(content)
         return Redacted(appended, seq, content, removed, shared)

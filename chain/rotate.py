@@ -42,6 +42,8 @@ def _next_path(path: Path) -> Path:
 
 def rotate(ledger: Ledger, new_mode: str | None = None) -> Appended:
     """Rotate to a freshly generated key (or $MEMORY_CHAIN_NEW_SIGNING_KEY in env mode)."""
+    from .ledger import self_checked  # ledger imports this module at load time
+
     mode = new_mode or ledger.config.key_mode
     if mode not in KEY_MODES:
         raise InputError(f"unknown key mode {mode!r}", hint="use raw, encrypted or env")
@@ -77,7 +79,7 @@ def rotate(ledger: Ledger, new_mode: str | None = None) -> Appended:
             "meta": {"new_key": new.key_id},
         }
         obj["meta"] = {"new_key": new.key_id, "new_sig": new.sign(rotation_message(obj))}
-        appended = ledger.append_line(fd, head, ledger.sign_line(obj, old))
+        appended = ledger.append_line(fd, head, self_checked(obj, old))
         _install(ledger, mode, new.key_id)
         ledger.adopt_signer(new)
         return appended

@@ -18,6 +18,8 @@ from .common import (
     passphrase_source,
 )
 
+# Copies of chain.entry's enums: importing chain here would slow --help (a test keeps
+# them equal).
 TYPES = ("memory", "identity", "decision", "commitment", "preference", "fact", "lesson", "episode")
 TIERS = ("committed", "relationship", "ephemeral")
 SOURCES = ("manual", "auto", "curation")

@@ -399,3 +399,13 @@ def test_verify_tampered(populated: Cli) -> None:
     assert (False, 3) == (report.json()["ok"], report.json()["failure"]["seq"])
     result = populated.run("verify", "--workers", "2")
     assert (1, True) == (result.code, result.err.startswith("FAILED at seq 3:"))
+
+
+def test_cli_enums_match_the_format() -> None:
+    """The CLI's own copies of types, tiers and sources (kept for a fast --help) match chain's."""
+    from memory_chain.chain import entry
+    from memory_chain.cli import ledger_cmds
+
+    assert entry.CONTENT_TYPES == ledger_cmds.TYPES
+    assert entry.TIERS == ledger_cmds.TIERS
+    assert entry.SOURCES == ledger_cmds.SOURCES
