@@ -21,7 +21,7 @@ import contextlib
 import os
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -31,6 +31,7 @@ from .config import Layout
 from .entry import MAX_LINE_BYTES
 from .errors import ChainStateError, IntegrityError, OperationalError
 from .fsutil import fsync_dir
+from .merkle import BLAKE3, Frontier
 from .verify import ChainState, LineResult, check_line
 
 __all__ = ["Head", "TornTailWarning", "load_head", "recover", "save_head"]
@@ -49,6 +50,8 @@ class Head:
     ts: str = ""
     key: str | None = None  # current signing key
     chain_id: str | None = None
+    # The Merkle frontier of the first ``size`` entries (merkle.Frontier).
+    frontier: Frontier = field(default_factory=lambda: Frontier(BLAKE3))
 
     def as_dict(self) -> dict[str, object]:
         # Not dataclasses.asdict: that deep-copies, and this is on the add path.
@@ -60,7 +63,12 @@ class Head:
             "ts": self.ts,
             "key": self.key,
             "chain_id": self.chain_id,
+            "frontier": [node.hex() for node in self.frontier.nodes],
         }
+
+    def root(self) -> bytes:
+        """The Merkle root of the chain up to this head: O(log n)."""
+        return self.frontier.root()
 
 
 HEAD_BYTES = 4096
@@ -73,8 +81,10 @@ def load_head(layout: Layout) -> Head | None:
         check = data.pop("check")
         if check != b3(canonical(data)):
             return None
+        nodes = [bytes.fromhex(node) for node in data.pop("frontier")]
         head = Head(**data)
-    except (OSError, orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
+        head.frontier = Frontier(BLAKE3, head.size, nodes)
+    except (OSError, orjson.JSONDecodeError, TypeError, KeyError, AttributeError, ValueError):
         return None
     return head if _well_typed(head) else None
 
@@ -208,6 +218,7 @@ def recover(
     # Without a cached head, the whole chain is rolled forward once; its
     # signatures are left to `verify` (which checks every step).
     sigs = check_signatures and cached is not None
+    frontier = head.frontier.copy() if cached is not None else Frontier(BLAKE3)
     for line in lines:
         result = check_line(line, None, signatures=sigs)
         failure = _apply_light(state, result)
@@ -218,6 +229,7 @@ def recover(
                 seq=state.size,
                 hint="run `memory-chain verify` for the full report",
             )
+        frontier.append(result.leaf)
         head.last_offset = offset
         offset += len(line) + 1
     if torn:
@@ -232,6 +244,7 @@ def recover(
     os.fdatasync(fd)
     head.size, head.offset, head.hash = state.size, offset, state.head
     head.ts, head.key, head.chain_id = state.ts, state.key, state.chain_id
+    head.frontier = frontier
     save_head(layout, head)
     return head
 

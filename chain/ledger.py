@@ -58,6 +58,7 @@ from .keys import (
     store_signer,
     write_public_key_file,
 )
+from .merkle import BLAKE3
 from .newentry import NewEntry
 from .rotate import finish_rotation
 
@@ -227,6 +228,7 @@ class Ledger:
                 key=signer.key_id,
                 chain_id=chain_id,
             )
+            head.frontier.append(BLAKE3.leaf(line))
             save_head(layout, head)
         finally:
             os.close(lock_fd)
@@ -372,6 +374,7 @@ class Ledger:
             head.offset += len(line) + 1
             head.size += 1
             head.hash = digest
+            head.frontier.append(BLAKE3.leaf(line))
             head.ts = obj["ts"]
             if obj["type"] == "key-rotation":
                 head.key = obj["meta"]["new_key"]

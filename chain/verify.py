@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .canonical import b3
+from .checkpoint import Checkpoint, origin_of
 from .entry import Malformed, parse_line, rotation_message, signing_message_of_line
 from .keys import verify_sig
+from .merkle import BLAKE3, Frontier
 
 __all__ = [
     "BLOB_ABSENT",
@@ -105,6 +107,7 @@ class LineResult(NamedTuple):
     sig_ok: bool
     rotation_ok: bool
     blob: int  # BLOB_* code
+    leaf: bytes  # the Merkle leaf hash of the line (RFC 9162, BLAKE3)
 
 
 _COMMITTED, _CONTENT, _REDACTED = 1, 2, 4
@@ -162,6 +165,7 @@ def _check_fields_and_blob(
 ) -> LineResult:
     """Steps 1-3 and 10 of one line; queue its signatures (8, 9) in ``jobs``."""
     digest = b3(line)
+    leaf = BLAKE3.leaf(line)
     try:
         if line.startswith(_UNTERMINATED):
             raise Malformed(1, "line is not newline-terminated")
@@ -186,6 +190,7 @@ def _check_fields_and_blob(
             False,
             False,
             BLOB_NONE,
+            leaf,
         )
     obj = entry.obj
     key: str = obj["key"]
@@ -232,6 +237,7 @@ def _check_fields_and_blob(
         True,
         True,
         blob,
+        leaf,
     )
 
 
@@ -282,6 +288,10 @@ class ChainState:
     pinned_chain_id: str | None = None
     genesis_key: str | None = None
     trusted_seen: bool = False
+    keys: list[str] = field(default_factory=list)  # the genesis key, then each rotated-to key
+    frontier: Frontier = field(default_factory=lambda: Frontier(BLAKE3))
+    # Step 13: tree size -> the checkpoint that commits to the root of that size.
+    checkpoints: dict[int, Checkpoint] = field(default_factory=dict)
 
     def apply(self, r: LineResult) -> Failure | None:
         """Apply steps 4-11 for the line at position ``self.size``."""
@@ -338,6 +348,32 @@ class ChainState:
                 0, 11, "chain-id-mismatch", f"chain id {r.hash} is not the pinned {pinned_chain_id}"
             )
         self._advance(r)
+        # Step 13.
+        if self.checkpoints and self.size in self.checkpoints:
+            return self._check_checkpoint(self.checkpoints[self.size])
+        return None
+
+    def _check_checkpoint(self, cp: Checkpoint) -> Failure | None:
+        pos = self.size - 1
+        if not cp.signed_by(self.key or ""):
+            return Failure(
+                pos,
+                13,
+                "checkpoint-signature",
+                f"{cp.label} is not signed by {self.key}, the chain's key at size {cp.size}",
+            )
+        if cp.origin != origin_of(self.chain_id or ""):
+            return Failure(
+                pos, 13, "checkpoint-origin", f"{cp.label} is for {cp.origin}, not this chain"
+            )
+        if cp.root != self.frontier.root():
+            return Failure(
+                pos,
+                13,
+                "rewritten",
+                f"the first {cp.size} entries do not have the Merkle root that {cp.label} "
+                "commits to: the chain was rewritten after it",
+            )
         return None
 
     def _system_rules(self, pos: int, r: LineResult) -> Failure | None:
@@ -394,8 +430,11 @@ class ChainState:
         if r.seq == 0:
             self.chain_id = r.hash
             self.key = self.genesis_key = r.key
-        elif r.type == "key-rotation":
+            self.keys.append(r.key)
+        elif r.type == "key-rotation" and r.new_key is not None:
             self.key = r.new_key
+            self.keys.append(r.new_key)
+        self.frontier.append(r.leaf)
         if self.key == self.trusted_key:
             self.trusted_seen = True
         self.head = r.hash
@@ -418,6 +457,15 @@ class ChainState:
                 "untrusted-key",
                 f"the trusted key {self.trusted_key} is neither the genesis key "
                 f"{self.genesis_key} nor a key this chain rotated to",
+            )
+        beyond = [size for size in self.checkpoints if size > self.size]
+        if beyond and self.size:
+            cp = self.checkpoints[max(beyond)]
+            return Failure(
+                self.size,
+                13,
+                "truncated",
+                f"chain has {self.size} entries; {cp.label} commits to {cp.size}",
             )
         if self.pending:
             seq = min(self.pending)

@@ -1,0 +1,181 @@
+"""Checkpoints: C2SP tlog-checkpoint signed notes over the chain's Merkle tree.
+
+A checkpoint is the text
+
+    memory-chain/<chain id hex>\\n
+    <tree size, decimal>\\n
+    <base64 of the 32-byte BLAKE3 Merkle root>\\n
+
+followed by a blank line and one signature line per signer, as the C2SP
+signed-note format defines:
+
+    \\u2014 <key name> <base64(4-byte key hash || 64-byte Ed25519 signature)>\\n
+
+The key name is the origin line; the key hash is the first 4 bytes of
+SHA-256(key name || "\\n" || 0x01 || public key). The signature is over the
+text up to and including the root line's newline. Lines after the root and
+before the blank line are extension lines: carried, never interpreted.
+Signature lines by keys this code does not know (a witness's cosignature)
+are kept and ignored.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
+
+from .entry import HASH_RE
+from .keys import KEY_PREFIX, Signer
+
+__all__ = [
+    "ORIGIN_PREFIX",
+    "Checkpoint",
+    "CheckpointError",
+    "key_hash",
+    "make_checkpoint",
+    "origin_of",
+    "parse_checkpoint",
+    "verifier_key",
+]
+
+ORIGIN_PREFIX = "memory-chain/"
+_SIG_PREFIX = "\u2014 "
+_ED25519 = b"\x01"
+_SIZE_RE = re.compile(r"0|[1-9][0-9]{0,19}")
+_NAME_RE = re.compile(r"[^\s+]+")
+MAX_NOTE_BYTES = 1 << 16
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read; the message says why."""
+
+
+def origin_of(chain_id: str) -> str:
+    """The origin line of a chain's checkpoints: memory-chain/<64 hex>."""
+    return ORIGIN_PREFIX + chain_id.removeprefix("b3:")
+
+
+def _public(key: str) -> bytes:
+    return bytes.fromhex(key.removeprefix(KEY_PREFIX))
+
+
+def key_hash(name: str, key: str) -> bytes:
+    """The signed-note key hash of an Ed25519 key under ``name``."""
+    return hashlib.sha256(name.encode() + b"\n" + _ED25519 + _public(key)).digest()[:4]
+
+
+def verifier_key(name: str, key: str) -> str:
+    """The signed-note verifier key string: <name>+<hash hex>+<base64(0x01 || key)>."""
+    encoded = base64.b64encode(_ED25519 + _public(key)).decode()
+    return f"{name}+{key_hash(name, key).hex()}+{encoded}"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A parsed checkpoint note."""
+
+    origin: str
+    size: int
+    root: bytes
+    text: bytes  # the whole note, as stored
+    body: bytes  # the signed text
+    signatures: tuple[tuple[str, bytes, bytes], ...]  # (key name, key hash, signature)
+    label: str = field(default="", compare=False)
+
+    @property
+    def chain_id(self) -> str | None:
+        """The chain id the origin names, or None for a foreign origin."""
+        if not self.origin.startswith(ORIGIN_PREFIX):
+            return None
+        cid = "b3:" + self.origin.removeprefix(ORIGIN_PREFIX)
+        return cid if HASH_RE.fullmatch(cid) else None
+
+    def signed_by(self, key: str) -> bool:
+        """Whether a signature line by ``key`` (under the origin's name) verifies."""
+        try:
+            want = key_hash(self.origin, key)
+            verify_key = VerifyKey(_public(key))
+        except ValueError:
+            return False
+        for name, khash, sig in self.signatures:
+            if name != self.origin or khash != want:
+                continue
+            try:
+                verify_key.verify(self.body, sig)
+            except BadSignatureError:
+                continue
+            return True
+        return False
+
+    def with_label(self, label: str) -> Checkpoint:
+        return Checkpoint(
+            self.origin, self.size, self.root, self.text, self.body, self.signatures, label
+        )
+
+    def describe(self) -> str:
+        return self.label or f"the checkpoint at size {self.size}"
+
+
+def make_checkpoint(chain_id: str, size: int, root: bytes, signer: Signer) -> Checkpoint:
+    """Sign a checkpoint for the first ``size`` entries of a chain."""
+    origin = origin_of(chain_id)
+    body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n".encode()
+    sig = bytes.fromhex(signer.sign(body))
+    encoded = base64.b64encode(key_hash(origin, signer.key_id) + sig).decode()
+    line = f"{_SIG_PREFIX}{origin} {encoded}\n"
+    return parse_checkpoint(body + b"\n" + line.encode())
+
+
+def parse_checkpoint(data: bytes) -> Checkpoint:
+    """Parse a checkpoint note strictly; raise CheckpointError with the reason."""
+    if len(data) > MAX_NOTE_BYTES:
+        raise CheckpointError("checkpoint is larger than 64 KiB")
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        raise CheckpointError("checkpoint is not UTF-8") from None
+    if "\r" in text or not text.endswith("\n"):
+        raise CheckpointError("checkpoint must be lines ending in \\n, without \\r")
+    cut = text.rfind("\n\n")
+    if cut < 0:
+        raise CheckpointError("checkpoint has no blank line before its signatures")
+    body, sig_text = text[: cut + 1], text[cut + 2 :]
+    lines = body.split("\n")[:-1]
+    if len(lines) < 3:
+        raise CheckpointError("checkpoint needs an origin, a tree size and a root hash")
+    origin, size_text, root_text = lines[0], lines[1], lines[2]
+    if not origin:
+        raise CheckpointError("checkpoint origin is empty")
+    if any(not line for line in lines):
+        raise CheckpointError("checkpoint has an empty line before its signatures")
+    if _SIZE_RE.fullmatch(size_text) is None or int(size_text) >= 1 << 63:
+        raise CheckpointError(f"checkpoint tree size is not a decimal number: {size_text!r}")
+    try:
+        root = base64.b64decode(root_text, validate=True)
+    except binascii.Error:
+        raise CheckpointError("checkpoint root is not base64") from None
+    if len(root) != 32 or base64.b64encode(root).decode() != root_text:
+        raise CheckpointError("checkpoint root is not a base64 32-byte hash")
+    sigs = []
+    for line in sig_text.split("\n")[:-1]:
+        if not line.startswith(_SIG_PREFIX):
+            raise CheckpointError("checkpoint signature line does not start with an em dash")
+        name, _, encoded = line[len(_SIG_PREFIX) :].partition(" ")
+        if _NAME_RE.fullmatch(name) is None:
+            raise CheckpointError(f"checkpoint signature has a bad key name: {name!r}")
+        try:
+            raw = base64.b64decode(encoded, validate=True)
+        except binascii.Error:
+            raise CheckpointError("checkpoint signature is not base64") from None
+        if len(raw) < 5:
+            raise CheckpointError("checkpoint signature is too short")
+        sigs.append((name, raw[:4], raw[4:]))
+    if not sigs:
+        raise CheckpointError("checkpoint has no signature")
+    return Checkpoint(origin, int(size_text), root, data, body.encode(), tuple(sigs))
