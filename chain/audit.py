@@ -1,21 +1,39 @@
 """Verify a data directory: the pure verifier fed from disk, plus local pins.
 
 Beyond verify.verify_lines this checks the chain against what this
-directory itself remembers: the chain id pinned in config.json and the
-cached head (a chain shorter than the head was truncated).
+directory and this user remember:
+
+- the chain id pinned in config.json;
+- the cached head (a chain shorter than the head was truncated);
+- every checkpoint stored beside the chain and the one the local witness
+  holds (step 13: a chain cut below one, or whose root at its size
+  differs, fails);
+
+and it resumes from the verification cache (chain/incremental.py) when the
+bytes it covered are unchanged, so a verify after k new entries checks k.
+A successful verify teaches the witness the largest stored checkpoint.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
+from dataclasses import replace
 from pathlib import Path
 
+import blake3
+
+from .checkpoint import Checkpoint
+from .checkpoint_store import latest_checkpoint, load_checkpoints
+from .config import resolve_state_dir
 from .entry import HASH_RE
-from .errors import InputError
-from .head import load_head
+from .errors import ChainStateError, InputError, OperationalError
+from .head import Head, load_head
+from .incremental import Verified, cache_path, load_verified, save_verified
 from .ledger import Ledger
 from .parallel import verify_parallel
-from .verify import Failure, Report, verify_lines
+from .verify import ChainState, Failure, Report, verify_lines
+from .witness import Witness
 
 __all__ = ["AUTO_PARALLEL_BYTES", "default_workers", "verify_ledger"]
 
@@ -32,6 +50,63 @@ def default_workers(chain: Path) -> int:
     return (os.cpu_count() or 1) if size >= AUTO_PARALLEL_BYTES else 1
 
 
+class _Prefix:
+    """BLAKE3 of the chain file's bytes, fed in order from one mapping."""
+
+    def __init__(self, chain: Path, end: int) -> None:
+        self.end = end
+        self.done = 0
+        self.hasher = blake3.blake3()
+        self._map: mmap.mmap | None = None
+        if end:
+            try:
+                with open(chain, "rb") as f:
+                    self._map = mmap.mmap(f.fileno(), end, prot=mmap.PROT_READ)
+            except (OSError, ValueError) as exc:
+                raise OperationalError(f"cannot map {chain}: {exc}") from None
+
+    def digest_to(self, offset: int) -> str:
+        if offset > self.done:
+            assert self._map is not None
+            self.hasher.update(memoryview(self._map)[self.done : offset])
+            self.done = offset
+        return "b3:" + self.hasher.hexdigest()
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+
+
+def _resume(
+    cached: Verified | None,
+    prefix: _Prefix,
+    checkpoints: list[Checkpoint],
+    trusted_key: str | None,
+    chain_id: str | None,
+) -> Verified | None:
+    """The cached verification if it still describes this chain's first bytes."""
+    if cached is None or cached.offset > prefix.end or cached.state.size == 0:
+        return None
+    s = cached.state
+    if chain_id is not None and s.chain_id != chain_id:
+        return None  # a full verify reports the mismatch at seq 0
+    # A checkpoint at or below the cached size that was not checked then
+    # needs the tree at its size: only a full verify has that.
+    for cp in checkpoints:
+        if cp.size == s.size:
+            # The cached frontier is the tree at exactly this size.
+            if cp.root != s.frontier.root() or not cp.signed_by(s.key or ""):
+                return None
+        elif cp.size < s.size and cached.checked.get(cp.size) != cp.root:
+            return None
+    if prefix.digest_to(cached.offset) != cached.prefix:
+        return None
+    s.trusted_key = trusted_key
+    s.trusted_seen = trusted_key is not None and trusted_key in s.keys
+    s.pinned_chain_id = chain_id
+    return cached
+
+
 def verify_ledger(
     ledger: Ledger,
     *,
@@ -39,40 +114,93 @@ def verify_ledger(
     trusted_key: str | None = None,
     chain_id: str | None = None,
     workers: int | None = None,
+    incremental: bool = True,
+    witness: Witness | None = None,
 ) -> Report:
     """Verify the chain in ``ledger``'s directory with its blobs and pins.
 
-    ``chain_id`` is pinned in addition to the one in config.json.
+    ``chain_id`` is pinned in addition to the one in config.json. With
+    ``incremental`` (the default), a verification cache that still matches
+    the chain's first bytes is resumed; the report's ``verified_from`` says
+    from which seq entries were checked. ``witness`` defaults to the one in
+    the user's state folder.
     """
     if chain_id is not None and HASH_RE.fullmatch(chain_id) is None:
         raise InputError(f"not a chain id: {chain_id!r}", hint="a chain id is b3:<64 hex>")
+    layout = ledger.layout
+    state_dir = resolve_state_dir(ledger.config)
+    if witness is None:
+        witness = Witness.in_state_dir(state_dir)
+    pinned = ledger.config.chain_id
     # Read the cached head before the chain: the chain only grows, so a
     # write landing in between cannot look like a truncation.
-    head = load_head(ledger.layout)
+    head = load_head(layout)
+    checkpoints = load_checkpoints(layout)
+    latest = latest_checkpoint(layout)
+    if latest is not None and all(cp.text != latest.text for cp in checkpoints):
+        checkpoints.append(latest)
+    witnessed = witness.get(pinned) if pinned is not None else None
+    if witnessed is not None:
+        checkpoints.append(witnessed.checkpoint)
+    try:
+        end = layout.chain.stat().st_size
+    except FileNotFoundError:
+        raise ChainStateError(f"{layout.chain} is missing") from None
+    prefix = _Prefix(layout.chain, end)
+    try:
+        cache = cache_path(state_dir, pinned) if pinned is not None else None
+        resumed = None
+        if incremental and from_seq == 0 and cache is not None:
+            resumed = _resume(load_verified(cache), prefix, checkpoints, trusted_key, chain_id)
+        if resumed is not None:
+            state, start, checked = resumed.state, resumed.offset, dict(resumed.checked)
+        else:
+            state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
+            start, checked = 0, {}
+        resumed_at = state.size
+        for cp in checkpoints:
+            if cp.size > state.size:
+                state.add_checkpoint(cp)
+        report = _run(ledger, state, start, end, from_seq, workers)
+        if resumed is not None:
+            report = replace(report, verified_from=resumed_at)
+        report = _local_pins(report, head, pinned, from_seq)
+        if report.ok and cache is not None and report.chain_id == pinned and from_seq == 0:
+            for cp in checkpoints:
+                checked[cp.size] = cp.root
+            covered = end - report.torn_tail
+            state.trusted_key = state.pinned_chain_id = None
+            save_verified(cache, Verified(covered, prefix.digest_to(covered), state, checked))
+            largest = max(checkpoints, key=lambda cp: cp.size, default=None)
+            if largest is not None and largest.size <= report.size:
+                witness.record(largest)
+    finally:
+        prefix.close()
+    return report
+
+
+def _run(
+    ledger: Ledger, state: ChainState, start: int, end: int, from_seq: int, workers: int | None
+) -> Report:
+    lines = ledger.iter_lines(start, end)
     n = workers if workers is not None else default_workers(ledger.layout.chain)
-    if n > 1:
-        report = verify_parallel(
-            ledger.iter_lines(),
+    if n > 1 and end - start >= AUTO_PARALLEL_BYTES // 4:
+        return verify_parallel(
+            lines,
             content_root=ledger.layout.content,
             workers=n,
-            trusted_key=trusted_key,
-            chain_id=chain_id,
             from_seq=from_seq,
+            state=state,
         )
-    else:
-        report = verify_lines(
-            ledger.iter_lines(),
-            blobs=ledger.store.get,
-            trusted_key=trusted_key,
-            chain_id=chain_id,
-            from_seq=from_seq,
-        )
+    return verify_lines(lines, blobs=ledger.store.get, from_seq=from_seq, state=state)
+
+
+def _local_pins(report: Report, head: Head | None, pinned: str | None, from_seq: int) -> Report:
     if report.ok and from_seq >= report.size > 0:
         raise InputError(
             f"--from {from_seq} is beyond the last entry (seq {report.size - 1}): nothing checked"
         )
     failure = None
-    pinned = ledger.config.chain_id
     if report.ok and pinned is not None and report.chain_id != pinned:
         failure = Failure(
             0,
@@ -95,13 +223,4 @@ def verify_ledger(
         )
     if failure is None:
         return report
-    return Report(
-        False,
-        report.size,
-        report.head,
-        report.chain_id,
-        report.key,
-        failure,
-        report.torn_tail,
-        from_seq,
-    )
+    return replace(report, ok=False, failure=failure)

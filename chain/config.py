@@ -11,6 +11,9 @@ The directory is ``--dir``, else ``$MEMORY_CHAIN_DIR``, else
     lock            flock target for writers
     quarantine/     torn tails moved aside
     keys/retired/   keys replaced by rotation
+    checkpoint      the latest signed checkpoint (a C2SP signed note)
+    checkpoints/    every checkpoint made, <tree size>.note
+    anchors.jsonl   anchor records (EVM transactions), when anchored
 """
 
 from __future__ import annotations
@@ -24,9 +27,18 @@ import orjson
 from .errors import ChainStateError, OperationalError
 from .fsutil import fsync_dir, write_all
 
-__all__ = ["CONFIG_FORMAT", "ENV_DIR", "Config", "Layout", "resolve_dir"]
+__all__ = [
+    "CONFIG_FORMAT",
+    "ENV_DIR",
+    "ENV_STATE_DIR",
+    "Config",
+    "Layout",
+    "resolve_dir",
+    "resolve_state_dir",
+]
 
 ENV_DIR: Final = "MEMORY_CHAIN_DIR"
+ENV_STATE_DIR: Final = "MEMORY_CHAIN_STATE_DIR"
 CONFIG_FORMAT: Final = "memory-chain-config/1"
 DEFAULT_MAX_CONTENT: Final = 64 * 1024
 
@@ -45,7 +57,10 @@ class Layout:
     """Paths inside one data directory (computed once: they are on the add path)."""
 
     __slots__ = (
+        "anchors",
         "chain",
+        "checkpoint",
+        "checkpoints",
         "config",
         "content",
         "head",
@@ -69,6 +84,9 @@ class Layout:
         self.quarantine = root / "quarantine"
         self.public_key = root / "agent.pub"
         self.retired_keys = root / "keys" / "retired"
+        self.checkpoint = root / "checkpoint"
+        self.checkpoints = root / "checkpoints"
+        self.anchors = root / "anchors.jsonl"
         # Checked on every write (an interrupted key rotation), so kept as strings.
         self.next_keys = (str(root / "agent.key.next"), str(root / "agent.key.enc.next"))
 
@@ -141,5 +159,29 @@ class Config:
         return str(value) if value else None
 
     @property
+    def state_dir(self) -> str | None:
+        """Where the witness and the verification cache live, if configured."""
+        value = self.data.get("state_dir")
+        return str(value) if value else None
+
+    @property
     def max_content_bytes(self) -> int:
         return int(self.data.get("max_content_bytes", DEFAULT_MAX_CONTENT))
+
+
+def resolve_state_dir(config: Config | None = None) -> Path:
+    """The per-user state folder, outside every data directory.
+
+    It holds the witness file (the largest checkpoint seen per chain) and
+    the verification cache. $MEMORY_CHAIN_STATE_DIR, else config.json's
+    "state_dir", else $XDG_STATE_HOME/memory-chain, else
+    ~/.local/state/memory-chain.
+    """
+    env = os.environ.get(ENV_STATE_DIR)
+    if env:
+        return Path(env).expanduser()
+    if config is not None and config.state_dir:
+        return Path(config.state_dir).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
+    return base / "memory-chain"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fsync_dir", "sync_filesystem", "write_all"]
+__all__ = ["fsync_dir", "replace_file", "sync_filesystem", "write_all"]
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -51,3 +52,28 @@ def sync_filesystem(path: Path) -> None:
             raise OSError(err, os.strerror(err), str(path))
     finally:
         os.close(fd)
+
+
+def replace_file(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically (temp file, rename).
+
+    With ``durable``, the file and its folder are fsynced, so after a crash
+    the path holds either the old or the new bytes, whole. The temp name is
+    unique, so concurrent writers never share one.
+    """
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        fsync_dir(path.parent)

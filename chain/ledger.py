@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from .canonical import b3, canonical
-from .config import Config, Layout
+from .config import Config, Layout, resolve_state_dir
 from .content import ContentStore
 from .entry import (
     FORMAT_VERSION,
@@ -61,6 +61,7 @@ from .keys import (
 from .merkle import BLAKE3
 from .newentry import NewEntry
 from .rotate import finish_rotation
+from .witness import Witness
 
 __all__ = ["Appended", "Clock", "Ledger", "NewEntry"]
 
@@ -133,6 +134,7 @@ class Ledger:
         self._lock_fd: int | None = None
         self._thread_lock = threading.RLock()
         self._head: Head | None = None  # the head this object saved last
+        self._witness: Witness | None = None
 
     # -- creation -------------------------------------------------------
 
@@ -283,6 +285,7 @@ class Ledger:
             try:
                 roll_forward(self.layout, fd)
                 head = recover(self.layout, fd, known=self._head)
+                self._check_witness(head)
                 self._head = None  # until this write completes
                 finish_rotation(self, head)
                 yield fd, head
@@ -291,6 +294,37 @@ class Ledger:
                 os.close(fd)
         finally:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _check_witness(self, head: Head) -> None:
+        """Refuse to extend a chain cut below, or rewritten at, the witnessed checkpoint.
+
+        O(1): only the size, and the root when the sizes are equal; verify
+        does the full consistency check.
+        """
+        if head.chain_id is None:
+            return
+        if self._witness is None:
+            self._witness = Witness.in_state_dir(resolve_state_dir(self.config))
+        seen = self._witness.get(head.chain_id)
+        if seen is None:
+            return
+        cp = seen.checkpoint
+        if cp.size > head.size:
+            raise IntegrityError(
+                f"chain has {head.size} entries; {cp.describe()} commits to {cp.size}: "
+                "the chain was cut",
+                reason="truncated",
+                seq=head.size,
+                hint="restore the chain from a backup or an export; nothing was written",
+            )
+        if cp.size == head.size and cp.root != head.root():
+            raise IntegrityError(
+                f"the chain's {head.size} entries do not have the root {cp.describe()} "
+                "commits to: the chain was rewritten",
+                reason="rewritten",
+                seq=head.size - 1,
+                hint="run `memory-chain verify`; nothing was written",
+            )
 
     def close(self) -> None:
         """Release file descriptors (also done at garbage collection)."""
@@ -421,11 +455,12 @@ class Ledger:
 
     # -- reading --------------------------------------------------------
 
-    def iter_lines(self) -> Iterator[bytes]:
+    def iter_lines(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
         """Raw lines of chain.jsonl, each with its newline (the last may lack it).
 
-        Reads up to the size the file had when opened, so a line a writer
-        is appending meanwhile is never split into two pieces.
+        Reads bytes ``start`` (a line start) to ``end``, by default up to the
+        size the file had when opened, so a line a writer is appending
+        meanwhile is never split into two pieces.
         """
         try:
             f = open(self.layout.chain, "rb")  # noqa: SIM115 (closed below)
@@ -434,7 +469,10 @@ class Ledger:
         except OSError as exc:
             raise OperationalError(f"cannot read {self.layout.chain}: {exc.strerror}") from None
         with f:
-            remaining = os.fstat(f.fileno()).st_size
+            if end is None:
+                end = os.fstat(f.fileno()).st_size
+            remaining = end - start
+            f.seek(start)
             rest = b""
             while remaining > 0:
                 block = f.read(min(remaining, 1 << 20))

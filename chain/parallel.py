@@ -45,19 +45,21 @@ def verify_parallel(
     chain_id: str | None = None,
     from_seq: int = 0,
     chunk_lines: int = WORKER_CHUNK_LINES,
+    state: ChainState | None = None,
 ) -> Report:
     """verify.verify_lines with the per-line work spread over ``workers`` processes.
 
     Same verdict as verify_lines; ``lines`` must be an iterator of raw lines
     as read from the file (the last may lack its newline).
     """
-    state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
+    if state is None:
+        state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     torn = 0
     ctx = multiprocessing.get_context("fork")
     root = str(content_root) if content_root is not None else None
     window: deque[Future[list[LineResult]]] = deque()
     failure: Failure | None = None
-    seen = 0
+    seen = state.size
     with ProcessPoolExecutor(
         workers, mp_context=ctx, initializer=_init_worker, initargs=(root,)
     ) as pool:

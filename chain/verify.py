@@ -291,7 +291,7 @@ class ChainState:
     keys: list[str] = field(default_factory=list)  # the genesis key, then each rotated-to key
     frontier: Frontier = field(default_factory=lambda: Frontier(BLAKE3))
     # Step 13: tree size -> the checkpoint that commits to the root of that size.
-    checkpoints: dict[int, Checkpoint] = field(default_factory=dict)
+    checkpoints: dict[int, list[Checkpoint]] = field(default_factory=dict)
 
     def apply(self, r: LineResult) -> Failure | None:
         """Apply steps 4-11 for the line at position ``self.size``."""
@@ -350,8 +350,15 @@ class ChainState:
         self._advance(r)
         # Step 13.
         if self.checkpoints and self.size in self.checkpoints:
-            return self._check_checkpoint(self.checkpoints[self.size])
+            for cp in self.checkpoints[self.size]:
+                failure = self._check_checkpoint(cp)
+                if failure is not None:
+                    return failure
         return None
+
+    def add_checkpoint(self, cp: Checkpoint) -> None:
+        """Check the chain against ``cp`` when it reaches cp.size (step 13)."""
+        self.checkpoints.setdefault(cp.size, []).append(cp)
 
     def _check_checkpoint(self, cp: Checkpoint) -> Failure | None:
         pos = self.size - 1
@@ -360,18 +367,21 @@ class ChainState:
                 pos,
                 13,
                 "checkpoint-signature",
-                f"{cp.label} is not signed by {self.key}, the chain's key at size {cp.size}",
+                f"{cp.describe()} is not signed by {self.key}, the chain's key at size {cp.size}",
             )
         if cp.origin != origin_of(self.chain_id or ""):
             return Failure(
-                pos, 13, "checkpoint-origin", f"{cp.label} is for {cp.origin}, not this chain"
+                pos,
+                13,
+                "checkpoint-origin",
+                f"{cp.describe()} is for {cp.origin}, not this chain",
             )
         if cp.root != self.frontier.root():
             return Failure(
                 pos,
                 13,
                 "rewritten",
-                f"the first {cp.size} entries do not have the Merkle root that {cp.label} "
+                f"the first {cp.size} entries do not have the Merkle root that {cp.describe()} "
                 "commits to: the chain was rewritten after it",
             )
         return None
@@ -460,12 +470,12 @@ class ChainState:
             )
         beyond = [size for size in self.checkpoints if size > self.size]
         if beyond and self.size:
-            cp = self.checkpoints[max(beyond)]
+            cp = self.checkpoints[max(beyond)][0]
             return Failure(
                 self.size,
                 13,
                 "truncated",
-                f"chain has {self.size} entries; {cp.label} commits to {cp.size}",
+                f"chain has {self.size} entries; {cp.describe()} commits to {cp.size}",
             )
         if self.pending:
             seq = min(self.pending)
@@ -492,6 +502,7 @@ class Report:
     failure: Failure | None
     torn_tail: int  # bytes of an unterminated last line (0 if none)
     verified_from: int = 0
+    root: bytes | None = None  # the Merkle root of the verified entries (when ok)
 
 
 CHUNK_LINES = 256
@@ -504,16 +515,20 @@ def verify_lines(
     trusted_key: str | None = None,
     chain_id: str | None = None,
     from_seq: int = 0,
+    state: ChainState | None = None,
 ) -> Report:
     """Verify a chain given as lines (each with its "\\n"; the last may lack it).
 
     Entries before ``from_seq`` are trusted: only their links, sequence and
     keys are followed (steps 1-7 without 8-10), to rebuild the state that
-    the entries from ``from_seq`` on are checked against.
+    the entries from ``from_seq`` on are checked against. With ``state``
+    (the state after a verified prefix), ``lines`` are the lines after that
+    prefix.
     """
-    state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
+    if state is None:
+        state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     torn = 0
-    seen = 0
+    seen = state.size
     for chunk, tail in chunks(lines, CHUNK_LINES):
         for result in check_chunk(chunk, seen, from_seq, blobs):
             failure = state.apply(result)
@@ -536,4 +551,5 @@ def report_of(state: ChainState, failure: Failure | None, torn: int, from_seq: i
         failure=failure,
         torn_tail=torn,
         verified_from=from_seq,
+        root=state.frontier.root() if failure is None else None,
     )
