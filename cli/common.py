@@ -79,3 +79,42 @@ def emit_json(data: Any) -> None:
 def arg_bytes(text: str) -> bytes:
     """The bytes the user passed (undoing Python's surrogateescape decoding)."""
     return os.fsencode(text)
+
+
+def trusted_key_arg(value: str | None) -> str | None:
+    """A --trusted-key value: ed25519:<hex>, bare hex, or a .pub file."""
+    if value is None:
+        return None
+    from pathlib import Path
+
+    from memory_chain.chain.keys import parse_public_key, read_public_key_file
+
+    path = Path(value)
+    key: str = read_public_key_file(path) if path.is_file() else parse_public_key(value)
+    return key
+
+
+def read_input_file(path: str) -> bytes:
+    """The bytes of a file the user named ("-" is stdin), or a one-line error."""
+    from memory_chain.chain.errors import InputError
+
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def write_output(path: str | None, data: bytes) -> None:
+    """Write to ``path`` (atomically), or to stdout when None or "-"."""
+    if path is None or path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    from pathlib import Path
+
+    from memory_chain.chain.fsutil import replace_file
+
+    replace_file(Path(path).resolve(), data)

@@ -18,6 +18,7 @@ import click
 from .common import CONTEXT_SETTINGS, dir_option
 from .keys_cmd import keys
 from .ledger_cmds import add, init, log, redact, show, stats
+from .proof_cmds import checkpoint, consistency, prove, verify_proof
 from .verify_cmd import verify
 
 
@@ -37,7 +38,20 @@ def cli() -> None:
     """
 
 
-for command in (init, add, show, log, verify, stats, redact, keys):
+for command in (
+    init,
+    add,
+    show,
+    log,
+    verify,
+    stats,
+    redact,
+    keys,
+    checkpoint,
+    prove,
+    verify_proof,
+    consistency,
+):
     cli.add_command(command)
 
 

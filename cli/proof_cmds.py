@@ -1,0 +1,225 @@
+"""checkpoint, prove, verify-proof, consistency."""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING
+
+import click
+
+from .common import (
+    CONTEXT_SETTINGS,
+    dir_option,
+    emit_json,
+    json_option,
+    open_ledger,
+    read_input_file,
+    trusted_key_arg,
+    write_output,
+)
+
+if TYPE_CHECKING:
+    from memory_chain.chain.checkpoint import Checkpoint
+    from memory_chain.chain.ledger import Ledger
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@dir_option
+@json_option
+def checkpoint(as_json: bool) -> None:
+    """Sign a checkpoint of the chain (a C2SP signed note) after verifying it.
+
+    The checkpoint is kept in checkpoints/ and as the file `checkpoint`, and
+    the local witness remembers it: from then on, a chain cut below it or
+    rewritten fails verify, and adds are refused.
+
+    \b
+    Example:
+        memory-chain checkpoint
+        memory-chain checkpoint --json
+    """
+    from memory_chain.chain.checkpointing import checkpoint as make
+
+    made = make(open_ledger())
+    cp = made.checkpoint
+    if as_json:
+        emit_json(
+            {
+                "size": cp.size,
+                "root": cp.root.hex(),
+                "origin": cp.origin,
+                "path": str(made.path),
+                "new": made.new,
+                "witnessed": made.witnessed,
+                "note": cp.text.decode(),
+            }
+        )
+        return
+    state = "new checkpoint" if made.new else "unchanged since the last checkpoint"
+    click.echo(f"{state}: size {cp.size}, root {base64.b64encode(cp.root).decode()}")
+    click.echo(f"  {made.path}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("seq", type=click.IntRange(min=0))
+@click.option("--content", "with_content", is_flag=True, help="Include the memory's content.")
+@click.option("-o", "--output", metavar="FILE", help="Write the bundle here (default: stdout).")
+@dir_option
+def prove(seq: int, with_content: bool, output: str | None) -> None:
+    """Write a proof bundle for entry SEQ that an auditor verifies offline.
+
+    The bundle holds the entry, its inclusion proof in the latest signed
+    checkpoint (one is made if none covers SEQ), the genesis and key-rotation
+    lines with theirs, and the public key. Check it with `verify-proof`.
+
+    \b
+    Example:
+        memory-chain prove 12 --content -o entry12.proof.json
+    """
+    from memory_chain.chain.proofs import prove_entry
+
+    write_output(output, prove_entry(open_ledger(), seq, with_content=with_content))
+    if output not in (None, "-"):
+        click.echo(f"wrote {output}", err=True)
+
+
+@click.command("verify-proof", context_settings=CONTEXT_SETTINGS)
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--trusted-key",
+    metavar="KEY|FILE",
+    help="The chain's genesis key or a key it rotated to (ed25519:<hex> or a .pub file).",
+)
+@click.option("--chain-id", metavar="ID", help="The chain id (b3:<hex>) the proof must be for.")
+@json_option
+def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_json: bool) -> None:
+    """Verify a proof bundle (from `prove`) or a consistency proof, offline.
+
+    Needs nothing but FILE and a pin: --trusted-key or --chain-id for a
+    bundle, --trusted-key for a consistency proof. Exit 0 when it verifies,
+    1 when it does not, 2 when it cannot be read.
+
+    \b
+    Example:
+        memory-chain verify-proof entry12.proof.json --trusted-key agent.pub
+        memory-chain verify-proof entry12.proof.json --chain-id b3:1abc6b34...
+    """
+    from memory_chain.chain.bundle import BundleError, verify_bundle
+    from memory_chain.chain.entry import HASH_RE
+    from memory_chain.chain.errors import InputError, IntegrityError
+
+    data = read_input_file(file)
+    key = trusted_key_arg(trusted_key)
+    if chain_id is not None and HASH_RE.fullmatch(chain_id) is None:
+        raise InputError(f"not a chain id: {chain_id!r}", hint="a chain id is b3:<64 hex>")
+    if b'"memory-chain-consistency/1"' in data:
+        _verify_consistency_file(data, key, as_json)
+        return
+    try:
+        proved = verify_bundle(data, trusted_key=key, chain_id=chain_id)
+    except BundleError as exc:
+        if exc.reason == "unpinned":
+            raise InputError(exc.message, hint="pass --trusted-key or --chain-id") from None
+        raise IntegrityError(
+            f"the proof does not verify: {exc.message}", reason=exc.reason
+        ) from None
+    if as_json:
+        emit_json(
+            {
+                "ok": True,
+                "chain_id": proved.chain_id,
+                "seq": proved.seq,
+                "entry": proved.entry,
+                "key": proved.key,
+                "tree_size": proved.checkpoint.size,
+                "root": proved.checkpoint.root.hex(),
+                "content": proved.content.decode("utf-8", "replace")
+                if proved.content is not None
+                else None,
+                "anchors": proved.anchors,
+            }
+        )
+        return
+    e = proved.entry
+    click.echo(
+        f"ok: entry {proved.seq} ({e['type']}, {e['ts']}) is in chain {proved.chain_id}, "
+        f"signed by {proved.key}, included in the checkpoint of size {proved.checkpoint.size}"
+    )
+    if proved.content is not None:
+        click.echo("content matches the entry's hash")
+    if proved.anchors:
+        click.echo(f"{len(proved.anchors)} anchor reference(s) carried (not checked offline)")
+
+
+def _verify_consistency_file(data: bytes, key: str | None, as_json: bool) -> None:
+    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.proofs import check_consistency_file
+
+    if key is None:
+        raise InputError(
+            "a consistency proof is checked against a key",
+            hint="pass --trusted-key (the key that signed both checkpoints)",
+        )
+    c = check_consistency_file(data, trusted_key=key)
+    if as_json:
+        emit_json({"ok": True, "old_size": c.old.size, "new_size": c.new.size})
+        return
+    click.echo(f"ok: the checkpoint of size {c.new.size} extends the one of size {c.old.size}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option("-o", "--output", metavar="FILE", help="Also write the proof file here.")
+@dir_option
+@json_option
+def consistency(old: str, new: str, output: str | None, as_json: bool) -> None:
+    """Prove and check that checkpoint NEW extends checkpoint OLD.
+
+    OLD and NEW are checkpoint files, or tree sizes of checkpoints stored
+    in this chain's checkpoints/. The proof is made from the local chain
+    and checked; -o writes it for `verify-proof --trusted-key`.
+
+    \b
+    Example:
+        memory-chain consistency 120 250
+        memory-chain consistency old.checkpoint checkpoint -o 120-250.proof.json
+    """
+    from memory_chain.chain.proofs import prove_consistency
+
+    ledger = open_ledger()
+    c = prove_consistency(ledger, _checkpoint_arg(ledger, old), _checkpoint_arg(ledger, new))
+    if output is not None:
+        write_output(output, c.to_json())
+    if as_json:
+        emit_json(
+            {
+                "ok": True,
+                "old_size": c.old.size,
+                "new_size": c.new.size,
+                "proof": [h.hex() for h in c.proof],
+            }
+        )
+        return
+    click.echo(
+        f"ok: the checkpoint of size {c.new.size} extends the one of size {c.old.size} "
+        f"({len(c.proof)} hashes)"
+    )
+
+
+def _checkpoint_arg(ledger: Ledger, value: str) -> Checkpoint:
+    from pathlib import Path
+
+    from memory_chain.chain.checkpoint_store import note_path
+    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.proofs import load_checkpoint_file
+
+    path = Path(value)
+    if value.isdecimal() and not path.exists():
+        path = note_path(ledger.layout, int(value))
+        if not path.exists():
+            raise InputError(
+                f"no stored checkpoint of size {value}",
+                hint="`ls checkpoints/` in the data directory lists them",
+            )
+    return load_checkpoint_file(read_input_file(str(path)), str(path))
