@@ -109,5 +109,13 @@ def verify(
         sys.exit(1)
     if not as_json:
         since = report.verified_from
-        scope = f" ({report.size - since} checked from seq {since} on)" if since else ""
+        if from_seq:
+            scope = f" (checked from seq {since} on)"
+        elif since:
+            scope = (
+                f" ({report.size - since} new checked; the first {since} are unchanged "
+                "since the last verify)"
+            )
+        else:
+            scope = ""
         click.echo(f"ok: {report.size} entries verified{scope}; head {report.head}")
