@@ -106,6 +106,8 @@ def prove_entry(
     """A proof bundle for entry ``seq`` against the latest checkpoint (made if needed)."""
     if seq < 0:
         raise InputError(f"seq must be >= 0, not {seq}")
+    if checkpoint is not None and checkpoint.size <= seq:
+        raise InputError(f"entry {seq} is not in {checkpoint.describe()} (size {checkpoint.size})")
     cp = checkpoint or latest_checkpoint(ledger.layout)
     if cp is None or cp.size <= seq:
         from .checkpointing import checkpoint as make

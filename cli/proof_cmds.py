@@ -64,8 +64,14 @@ def checkpoint(as_json: bool) -> None:
 @click.argument("seq", type=click.IntRange(min=0))
 @click.option("--content", "with_content", is_flag=True, help="Include the memory's content.")
 @click.option("-o", "--output", metavar="FILE", help="Write the bundle here (default: stdout).")
+@click.option(
+    "--checkpoint",
+    "against",
+    metavar="SIZE|FILE",
+    help="Prove against this checkpoint (a stored size or a file) instead of the latest.",
+)
 @dir_option
-def prove(seq: int, with_content: bool, output: str | None) -> None:
+def prove(seq: int, with_content: bool, output: str | None, against: str | None) -> None:
     """Write a proof bundle for entry SEQ that an auditor verifies offline.
 
     The bundle holds the entry, its inclusion proof in the latest signed
@@ -75,10 +81,13 @@ def prove(seq: int, with_content: bool, output: str | None) -> None:
     \b
     Example:
         memory-chain prove 12 --content -o entry12.proof.json
+        memory-chain prove 12 --checkpoint 40 -o entry12-at-40.proof.json
     """
     from memory_chain.chain.proofs import prove_entry
 
-    write_output(output, prove_entry(open_ledger(), seq, with_content=with_content))
+    ledger = open_ledger()
+    cp = _checkpoint_arg(ledger, against) if against is not None else None
+    write_output(output, prove_entry(ledger, seq, with_content=with_content, checkpoint=cp))
     if output not in (None, "-"):
         click.echo(f"wrote {output}", err=True)
 
