@@ -23,10 +23,11 @@ from pathlib import Path
 
 import blake3
 
+from .canonical import b3
 from .checkpoint import Checkpoint
 from .checkpoint_store import latest_checkpoint, load_checkpoints
 from .config import resolve_state_dir
-from .entry import HASH_RE
+from .entry import HASH_RE, MAX_LINE_BYTES
 from .errors import ChainStateError, InputError, OperationalError
 from .head import Head, load_head
 from .incremental import Verified, cache_path, load_verified, save_verified
@@ -97,7 +98,7 @@ def _resume(
             # The cached frontier is the tree at exactly this size.
             if cp.root != s.frontier.root() or not cp.signed_by(s.key or ""):
                 return None
-        elif cp.size < s.size and cached.checked.get(cp.size) != cp.root:
+        elif cp.size < s.size and b3(cp.text) not in cached.checked:
             return None
     if prefix.digest_to(cached.offset) != cached.prefix:
         return None
@@ -128,7 +129,7 @@ def verify_ledger(
     if chain_id is not None and HASH_RE.fullmatch(chain_id) is None:
         raise InputError(f"not a chain id: {chain_id!r}", hint="a chain id is b3:<64 hex>")
     layout = ledger.layout
-    state_dir = resolve_state_dir(ledger.config)
+    state_dir = resolve_state_dir()
     if witness is None:
         witness = Witness.in_state_dir(state_dir)
     pinned = ledger.config.chain_id
@@ -139,7 +140,11 @@ def verify_ledger(
     latest = latest_checkpoint(layout)
     if latest is not None and all(cp.text != latest.text for cp in checkpoints):
         checkpoints.append(latest)
-    witnessed = witness.get(pinned) if pinned is not None else None
+    # The chain's own id (the hash of its first line) finds the witness and
+    # the cache: config.json is in the data directory, so whoever cuts the
+    # chain can also edit it.
+    genesis_id = _genesis_id(layout.chain) or pinned
+    witnessed = witness.get(genesis_id) if genesis_id is not None else None
     if witnessed is not None:
         checkpoints.append(witnessed.checkpoint)
     try:
@@ -148,15 +153,15 @@ def verify_ledger(
         raise ChainStateError(f"{layout.chain} is missing") from None
     prefix = _Prefix(layout.chain, end)
     try:
-        cache = cache_path(state_dir, pinned) if pinned is not None else None
+        cache = cache_path(state_dir, genesis_id) if genesis_id is not None else None
         resumed = None
         if incremental and from_seq == 0 and cache is not None:
             resumed = _resume(load_verified(cache), prefix, checkpoints, trusted_key, chain_id)
         if resumed is not None:
-            state, start, checked = resumed.state, resumed.offset, dict(resumed.checked)
+            state, start, checked = resumed.state, resumed.offset, set(resumed.checked)
         else:
             state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
-            start, checked = 0, {}
+            start, checked = 0, set()
         resumed_at = state.size
         for cp in checkpoints:
             if cp.size > state.size:
@@ -165,9 +170,8 @@ def verify_ledger(
         if resumed is not None:
             report = replace(report, verified_from=resumed_at)
         report = _local_pins(report, head, pinned, from_seq)
-        if report.ok and cache is not None and report.chain_id == pinned and from_seq == 0:
-            for cp in checkpoints:
-                checked[cp.size] = cp.root
+        if report.ok and cache is not None and report.chain_id == genesis_id and from_seq == 0:
+            checked.update(b3(cp.text) for cp in checkpoints if cp.size <= report.size)
             covered = end - report.torn_tail
             state.trusted_key = state.pinned_chain_id = None
             save_verified(cache, Verified(covered, prefix.digest_to(covered), state, checked))
@@ -177,6 +181,16 @@ def verify_ledger(
     finally:
         prefix.close()
     return report
+
+
+def _genesis_id(chain: Path) -> str | None:
+    """The hash of the chain's first line, or None when there is no complete one."""
+    try:
+        with open(chain, "rb") as f:
+            first = f.readline(MAX_LINE_BYTES + 1)
+    except OSError:
+        return None
+    return b3(first[:-1]) if first.endswith(b"\n") else None
 
 
 def _run(

@@ -108,8 +108,8 @@ class Checkpoint:
                 continue
             try:
                 verify_key.verify(self.body, sig)
-            except BadSignatureError:
-                continue
+            except (BadSignatureError, ValueError, TypeError):
+                continue  # a forged or malformed signature (e.g. not 64 bytes)
             return True
         return False
 

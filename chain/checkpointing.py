@@ -34,7 +34,7 @@ class Made:
 def checkpoint(ledger: Ledger, *, witness: Witness | None = None) -> Made:
     """Sign a checkpoint of the whole (verified) chain, unless one exists for its size."""
     if witness is None:
-        witness = Witness.in_state_dir(resolve_state_dir(ledger.config))
+        witness = Witness.in_state_dir(resolve_state_dir())
     signer = ledger.signer()
     with ledger.locked() as (_fd, head):
         report = verify_ledger(ledger, witness=witness)

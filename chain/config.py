@@ -159,29 +159,22 @@ class Config:
         return str(value) if value else None
 
     @property
-    def state_dir(self) -> str | None:
-        """Where the witness and the verification cache live, if configured."""
-        value = self.data.get("state_dir")
-        return str(value) if value else None
-
-    @property
     def max_content_bytes(self) -> int:
         return int(self.data.get("max_content_bytes", DEFAULT_MAX_CONTENT))
 
 
-def resolve_state_dir(config: Config | None = None) -> Path:
+def resolve_state_dir() -> Path:
     """The per-user state folder, outside every data directory.
 
     It holds the witness file (the largest checkpoint seen per chain) and
-    the verification cache. $MEMORY_CHAIN_STATE_DIR, else config.json's
-    "state_dir", else $XDG_STATE_HOME/memory-chain, else
-    ~/.local/state/memory-chain.
+    the verification cache: $MEMORY_CHAIN_STATE_DIR, else
+    $XDG_STATE_HOME/memory-chain, else ~/.local/state/memory-chain. It is
+    deliberately not configurable from config.json: whoever can write the
+    data directory must not be able to point the witness elsewhere.
     """
     env = os.environ.get(ENV_STATE_DIR)
     if env:
         return Path(env).expanduser()
-    if config is not None and config.state_dir:
-        return Path(config.state_dir).expanduser()
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
     return base / "memory-chain"

@@ -45,7 +45,7 @@ class Verified:
     offset: int
     prefix: str  # b3 of chain.jsonl[0:offset]
     state: ChainState
-    checked: dict[int, bytes]  # checkpoint size -> root the chain was checked against
+    checked: set[str]  # b3 of the text of each checkpoint the chain was checked against
 
 
 def cache_path(state_dir: Path, chain_id: str) -> Path:
@@ -69,7 +69,7 @@ def save_verified(path: Path, verified: Verified) -> None:
         "keys": s.keys,
         "frontier": [node.hex() for node in s.frontier.nodes],
         "pending": {str(seq): blob for seq, blob in s.pending.items()},
-        "checked": {str(size): root.hex() for size, root in verified.checked.items()},
+        "checked": sorted(verified.checked),
         "body": b3(body),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -102,6 +102,6 @@ def load_verified(path: Path) -> Verified | None:
             keys=list(h["keys"]),
             frontier=Frontier(BLAKE3, size, [bytes.fromhex(n) for n in h["frontier"]]),
         )
-        checked = {int(k): bytes.fromhex(v) for k, v in h["checked"].items()}
+        checked = {str(c) for c in h["checked"]}
         return Verified(int(h["offset"]), str(h["prefix"]), state, checked)
     return None

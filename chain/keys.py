@@ -5,6 +5,8 @@
 - encrypted: ``agent.key.enc`` holds the seed sealed with libsodium's
   secretbox under a key derived by argon2id from a passphrase.
 - env: the seed is read from ``MEMORY_CHAIN_SIGNING_KEY`` (hex) on every use.
+- none: no secret key at all (a chain made by ``memory-chain import``): the
+  chain is read-only until a key is put in place by hand.
 
 A secret key is never printed, logged or put in an exception message.
 """
@@ -30,6 +32,7 @@ __all__ = [
     "ENV_NEW_KEY",
     "ENV_PASSPHRASE",
     "KEY_MODES",
+    "NO_KEY_MODE",
     "PassphraseSource",
     "Signer",
     "key_file",
@@ -42,6 +45,8 @@ __all__ = [
 ]
 
 KEY_MODES: Final = ("raw", "encrypted", "env")
+#: The key mode of an imported chain: there is no secret key (read-only).
+NO_KEY_MODE: Final = "none"
 ENV_KEY: Final = "MEMORY_CHAIN_SIGNING_KEY"
 ENV_NEW_KEY: Final = "MEMORY_CHAIN_NEW_SIGNING_KEY"
 ENV_PASSPHRASE: Final = "MEMORY_CHAIN_PASSPHRASE"
@@ -235,6 +240,14 @@ def load_signer(
     env_var: str = ENV_KEY,
 ) -> Signer:
     """Load the signing key stored at ``path`` in ``mode``."""
+    if mode == NO_KEY_MODE:
+        raise KeyAccessError(
+            "this chain was imported without a secret key, so it is read-only",
+            hint="add one by hand: write the 64-hex seed of the chain's current key "
+            "(`memory-chain keys show`) to agent.key with mode 0600 and set "
+            '"key_mode": "raw" in config.json (or "key_mode": "env" and '
+            f"${ENV_KEY})",
+        )
     if mode == "env":
         value = os.environ.get(env_var)
         if not value:

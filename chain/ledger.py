@@ -304,7 +304,7 @@ class Ledger:
         if head.chain_id is None:
             return
         if self._witness is None:
-            self._witness = Witness.in_state_dir(resolve_state_dir(self.config))
+            self._witness = Witness.in_state_dir(resolve_state_dir())
         seen = self._witness.get(head.chain_id)
         if seen is None:
             return

@@ -1,8 +1,9 @@
 """Proofs from a data directory: inclusion bundles and consistency proofs.
 
 Making a proof reads the chain's first n lines once and hashes them: O(n)
-leaf hashes plus O(n) node hashes for a tree of size n (about 1 s per
-million entries here); the proof itself is O(log n) hashes. Every proof is
+leaf hashes plus O(n) node hashes for a tree of size n (about 6 µs per
+entry on a 2-core test machine, reading included); the proof itself is
+O(log n) hashes. Every proof is
 checked with the offline verifier before it is handed out.
 """
 

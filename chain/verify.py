@@ -31,6 +31,10 @@ each with the same number. For every line, in order:
     chain fails. A failure at steps 1-11 ends the scan and is the one
     reported, even if an earlier blob is missing and unredacted so far:
     it marks where the chain was tampered with.
+13. Checkpoints (given ones only): when the chain reaches a checkpoint's
+    size, the checkpoint is signed by the key in force, names this chain,
+    and its root is the Merkle root of the entries so far; at the end, a
+    checkpoint larger than the chain fails as a truncation.
 
 Steps 1-3, 8, 9 (signatures) and 10 (hashing) look at one line alone
 ("stateless", run in parallel by parallel.py); the others follow the chain

@@ -12,7 +12,7 @@ File format (JSON, replaced atomically under an flock on witness.lock)::
 
     {"format": "memory-chain-witness/1",
      "chains": {"b3:<chain id>": {"size": 120, "root": "<base64>",
-                                  "seen": "2026-11-21T10:00:00.000000Z",
+                                  "seen": "2026-11-21T10:00:00Z",
                                   "checkpoint": "<the signed note text>"}}}
 """
 

@@ -19,7 +19,9 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 def _remember_dir(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value:
-        ctx.ensure_object(dict)["dir"] = value
+        # On the root context, where data_dir() looks: a subcommand's own
+        # context object is not shared with its parent when the root has none.
+        ctx.find_root().ensure_object(dict)["dir"] = value
     return value
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from .archive_cmds import export, import_
 from .common import CONTEXT_SETTINGS, dir_option
 from .keys_cmd import keys
 from .ledger_cmds import add, init, log, redact, show, stats
@@ -51,6 +52,8 @@ for command in (
     prove,
     verify_proof,
     consistency,
+    export,
+    import_,
 ):
     cli.add_command(command)
 

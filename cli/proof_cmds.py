@@ -121,7 +121,7 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
     key = trusted_key_arg(trusted_key)
     if chain_id is not None and HASH_RE.fullmatch(chain_id) is None:
         raise InputError(f"not a chain id: {chain_id!r}", hint="a chain id is b3:<64 hex>")
-    if b'"memory-chain-consistency/1"' in data:
+    if _format_of(data) == "memory-chain-consistency/1":
         _verify_consistency_file(data, key, as_json)
         return
     try:
@@ -158,6 +158,16 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
         click.echo("content matches the entry's hash")
     if proved.anchors:
         click.echo(f"{len(proved.anchors)} anchor reference(s) carried (not checked offline)")
+
+
+def _format_of(data: bytes) -> object:
+    import orjson
+
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return obj.get("format") if isinstance(obj, dict) else None
 
 
 def _verify_consistency_file(data: bytes, key: str | None, as_json: bool) -> None:

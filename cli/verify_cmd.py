@@ -43,6 +43,12 @@ from .common import (
     is_flag=True,
     help="Check every entry and blob again, ignoring the verification cache.",
 )
+@click.option(
+    "--bundle",
+    metavar="FILE",
+    default=None,
+    help="Verify an export archive (memory-chain export) instead of a data directory.",
+)
 @dir_option
 @json_option
 def verify(
@@ -51,6 +57,7 @@ def verify(
     chain_id: str | None,
     workers: int | None,
     full: bool,
+    bundle: str | None,
     as_json: bool,
 ) -> None:
     """Check every entry's format, link, signature, key and content, and every checkpoint.
@@ -69,7 +76,13 @@ def verify(
         memory-chain verify
         memory-chain verify --full --workers 2
         memory-chain verify --trusted-key ed25519:3b6a27bc... --json
+        memory-chain verify --bundle backup.tar.gz --chain-id b3:5f10d0db...
     """
+    if bundle is not None:
+        from .archive_cmds import verify_bundle_file
+
+        verify_bundle_file(bundle, trusted_key, chain_id, as_json)
+        return
     from memory_chain.chain.audit import verify_ledger
 
     report = verify_ledger(
