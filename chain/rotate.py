@@ -44,10 +44,10 @@ def rotate(ledger: Ledger, new_mode: str | None = None) -> Appended:
     """Rotate to a freshly generated key (or $MEMORY_CHAIN_NEW_SIGNING_KEY in env mode)."""
     from .ledger import self_checked  # ledger imports this module at load time
 
+    old = ledger.signer()  # first: an imported, keyless chain says so
     mode = new_mode or ledger.config.key_mode
     if mode not in KEY_MODES:
         raise InputError(f"unknown key mode {mode!r}", hint="use raw, encrypted or env")
-    old = ledger.signer()
     if mode == "env":
         new = load_signer(None, "env", None, env_var=ENV_NEW_KEY)
     else:
