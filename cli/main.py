@@ -107,3 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("hint: this is a bug; MEMORY_CHAIN_DEBUG=1 shows the traceback", err=True)
         sys.exit(2)
     sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
