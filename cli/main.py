@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from .common import CONTEXT_SETTINGS, dir_option
+from .index_cmds import context, gc, reindex, restore, search
 from .keys_cmd import keys
 from .ledger_cmds import add, init, log, redact, show, stats
 from .verify_cmd import verify
@@ -38,6 +39,8 @@ def cli() -> None:
 
 
 for command in (init, add, show, log, verify, stats, redact, keys):
+    cli.add_command(command)
+for command in (search, context, reindex, gc, restore):
     cli.add_command(command)
 
 

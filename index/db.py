@@ -1,0 +1,204 @@
+"""The Index: memory.db opened, migrated and synced with the chain.
+
+``Index.open(root)`` is what every reader calls: it creates memory.db if
+needed (a damaged one is moved aside and rebuilt, with a warning), applies
+pending migrations and syncs the index with chain.jsonl, so what it returns
+is never stale. Only the index is ever written: chain.jsonl and content/
+are opened read-only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from memory_chain.chain.config import Config, Layout
+from memory_chain.chain.errors import ChainStateError
+
+from .schema import DB_NAME, connect, migrate
+from .settings import Settings, settings_from_config
+from .sync import IndexWarning, State, SyncResult, read_state, rebuild, sync, write_transaction
+
+__all__ = ["Clock", "Index", "purge_redacted", "system_clock", "visible"]
+
+#: Returns the current time in microseconds since the Unix epoch.
+Clock = Callable[[], int]
+
+
+def system_clock() -> int:
+    return time.time_ns() // 1000
+
+
+def visible(alias: str = "") -> str:
+    """SQL condition for "may be shown": active, with content, and not an
+    ephemeral entry past its lifetime (counted from creation, or from its
+    last restore). Takes the parameter :cutoff = now - lifetime."""
+    p = f"{alias}." if alias else ""
+    return (
+        f"{p}status = 'active' AND {p}content IS NOT NULL AND NOT ({p}tier = 'ephemeral' "
+        f"AND max({p}created, coalesce({p}restored_at, 0)) <= :cutoff)"
+    )
+
+
+class Index:
+    """An open, synced memory.db for one data directory."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        layout: Layout,
+        settings: Settings,
+        clock: Clock,
+        last_sync: SyncResult,
+    ) -> None:
+        self.conn = conn
+        self.layout = layout
+        self.settings = settings
+        self.clock = clock
+        self.last_sync = last_sync
+
+    @classmethod
+    def open(
+        cls,
+        root: Path,
+        *,
+        clock: Clock = system_clock,
+        settings: Settings | None = None,
+        sync_now: bool = True,
+    ) -> Index:
+        """Open (creating and migrating) the index of ``root`` and sync it with the chain."""
+        layout = Layout(root)
+        config = Config.load(layout)
+        if not layout.chain.exists():
+            raise ChainStateError(
+                f"no chain in {root} (chain.jsonl is missing)",
+                hint="restore it from a backup, or `memory-chain init` a new directory",
+            )
+        if settings is None:
+            settings = settings_from_config(config.data)
+        path = root / DB_NAME
+        try:
+            conn = connect(path)
+            migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            conn = _replace_damaged(path, exc)
+        index = cls(conn, layout, settings, clock, SyncResult(0, False))
+        if sync_now:
+            index.sync()
+        return index
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- time -----------------------------------------------------------
+
+    def now(self) -> int:
+        return self.clock()
+
+    def cutoff(self, now: int) -> int:
+        """Ephemeral entries created (or restored) at or before this have expired."""
+        return now - self.settings.ephemeral_ttl_us
+
+    # -- keeping up with the chain ----------------------------------------
+
+    def sync(self) -> SyncResult:
+        """Read what the chain gained since the last sync (rebuild if it was replaced)."""
+        self.last_sync = sync(self.conn, self.layout, now=self.now())
+        return self.last_sync
+
+    def rebuild(self) -> SyncResult:
+        """Rebuild from chain.jsonl; usage and GC state are kept by entry hash."""
+        self.last_sync = rebuild(self.conn, self.layout, now=self.now())
+        return self.last_sync
+
+    def state(self) -> State:
+        return read_state(self.conn) or State()
+
+    # -- usage ------------------------------------------------------------
+
+    def record_access(self, seqs: Iterable[int]) -> None:
+        """Count one access to each of ``seqs`` (now), in memories and in usage."""
+        wanted = sorted(set(seqs))
+        if not wanted:
+            return
+        marks = ",".join("?" for _ in wanted)
+        now = self.now()
+        with write_transaction(self.conn):
+            self.conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_access = ? "
+                f"WHERE seq IN ({marks})",
+                (now, *wanted),
+            )
+            self.conn.execute(
+                "INSERT INTO usage (hash, seq, access_count, last_access) "
+                f"SELECT hash, seq, access_count, last_access FROM memories WHERE seq IN ({marks}) "
+                "ON CONFLICT (hash) DO UPDATE SET access_count = excluded.access_count, "
+                "last_access = excluded.last_access",
+                wanted,
+            )
+
+    def max_access(self) -> int:
+        row = self.conn.execute("SELECT max(access_count) FROM memories").fetchone()
+        return int(row[0] or 0)
+
+    # -- counts -----------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Indexed memories by status; ephemeral ones past their lifetime count as expired."""
+        now = self.now()
+        out = {"active": 0, "archived": 0, "expired": 0, "redacted": 0}
+        rows = self.conn.execute(
+            "SELECT CASE WHEN status = 'active' AND tier = 'ephemeral' AND "
+            "max(created, coalesce(restored_at, 0)) <= ? THEN 'expired' ELSE status END AS s, "
+            "count(*) FROM memories GROUP BY s",
+            (self.cutoff(now),),
+        )
+        for status, n in rows:
+            out[status] = out.get(status, 0) + n
+        return out
+
+    def info(self) -> dict[str, Any]:
+        """Counts plus where the index stands in the chain (for `stats`)."""
+        s = self.state()
+        return {**self.counts(), "indexed_entries": s.size}
+
+
+def _replace_damaged(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connection:
+    """Move a damaged memory.db (and its WAL) aside and start a new one."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(f"{path}{suffix}")
+        if src.exists():
+            src.replace(Path(f"{aside}{suffix}"))
+    warnings.warn(
+        f"{path.name} could not be read ({exc}); moved it to {aside.name} and rebuilding "
+        "the index from the chain (usage statistics start again)",
+        IndexWarning,
+        stacklevel=3,
+    )
+    conn = connect(path)
+    migrate(conn)
+    return conn
+
+
+def purge_redacted(root: Path) -> None:
+    """After a redaction: sync an existing index, so its copy of the text goes now.
+
+    secure_delete overwrites the freed pages; the WAL, which may still hold
+    them, is checkpointed and truncated. Does nothing when there is no index.
+    """
+    if not (root / DB_NAME).exists():
+        return
+    with Index.open(root) as index:
+        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
