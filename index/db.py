@@ -114,11 +114,15 @@ class Index:
     def sync(self) -> SyncResult:
         """Read what the chain gained since the last sync (rebuild if it was replaced)."""
         self.last_sync = sync(self.conn, self.layout, now=self.now())
+        if self.last_sync.purged or self.last_sync.rebuilt:
+            # Old pages of redacted text may still be in the WAL: fold it in and empty it.
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return self.last_sync
 
     def rebuild(self) -> SyncResult:
         """Rebuild from chain.jsonl; usage and GC state are kept by entry hash."""
         self.last_sync = rebuild(self.conn, self.layout, now=self.now())
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return self.last_sync
 
     def state(self) -> State:
@@ -195,10 +199,11 @@ def _replace_damaged(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
 def purge_redacted(root: Path) -> None:
     """After a redaction: sync an existing index, so its copy of the text goes now.
 
-    secure_delete overwrites the freed pages; the WAL, which may still hold
-    them, is checkpointed and truncated. Does nothing when there is no index.
+    The sync deletes the text and its FTS terms (merging the FTS segments),
+    secure_delete zeroes the freed pages, and the WAL, which may still hold
+    old pages, is checkpointed and truncated. Does nothing without an index.
     """
     if not (root / DB_NAME).exists():
         return
-    with Index.open(root) as index:
-        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with Index.open(root):
+        pass  # the sync purges the text and checkpoints the WAL

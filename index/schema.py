@@ -73,7 +73,6 @@ def _memories(db: Database) -> None:
     table.create_index(["importance", "created"], index_name="memories_importance")
     table.create_index(["access_count"], index_name="memories_access")
     table.create_index(["type", "tier"], index_name="memories_kind")
-    table.create_index(["status"], index_name="memories_status")
 
 
 def _fts(db: Database) -> None:

@@ -123,6 +123,7 @@ class SyncResult:
     added: int  # entries read by this sync
     rebuilt: bool
     reason: str | None = None  # why it rebuilt
+    purged: int = 0  # indexed texts removed because their entry was redacted
 
 
 def read_state(conn: sqlite3.Connection) -> State | None:
@@ -193,6 +194,7 @@ class _Builder:
         self.store = store
         self.state = state
         self.stopped: str | None = None
+        self.purged = 0
         self._ts_cache: dict[str, int] = {}
 
     def rows(
@@ -348,8 +350,11 @@ def _apply(
     redactions: list[tuple[int, int]],
     *,
     bulk: bool,
-) -> None:
-    """Insert ``rows`` (and their FTS entries unless ``bulk``), then apply redactions."""
+) -> int:
+    """Insert ``rows`` (and their FTS entries unless ``bulk``), then apply redactions.
+
+    Returns how many rows already in the index lost their text to a redaction.
+    """
     here = {row[_SEQ]: i for i, row in enumerate(rows)}
     later: list[tuple[int, int]] = []
     for target, by in redactions:
@@ -375,6 +380,7 @@ def _apply(
                 "WHERE seq >= ? AND content IS NOT NULL",
                 (rows[0][_SEQ],),
             )
+    purged = 0
     for target, by in later:
         found = conn.execute("SELECT content FROM memories WHERE seq = ?", (target,)).fetchone()
         if found is None:
@@ -389,6 +395,13 @@ def _apply(
             "redacted_by = ? WHERE seq = ?",
             (by, target),
         )
+        purged += 1
+    if purged and not bulk:
+        # FTS5 keeps a deleted row's terms in old segments until they merge:
+        # merge them now, so no trace of redacted text stays (secure_delete
+        # zeroes the freed pages).
+        conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    return purged
 
 
 def _read(
@@ -399,8 +412,8 @@ def _read(
     end: int,
     *,
     bulk: bool,
-) -> int:
-    """Index the lines from ``state.offset`` to ``end``; return how many were read."""
+) -> tuple[int, int]:
+    """Index the lines from ``state.offset`` to ``end``: (entries read, texts purged)."""
     store = ContentStore(layout.content)
     builder = _Builder(conn, store, state)
     usage: dict[str, tuple[Any, ...]] = {}
@@ -416,7 +429,7 @@ def _read(
         rows, redactions = builder.rows(offset, lines)
         if not bulk:
             usage = _usage_for(conn, [r[_HASH] for r in rows])
-        _apply(conn, _with_usage(rows, usage), redactions, bulk=bulk)
+        builder.purged += _apply(conn, _with_usage(rows, usage), redactions, bulk=bulk)
         if builder.stopped:
             break
     if bulk:
@@ -424,7 +437,7 @@ def _read(
     if builder.stopped:
         warnings.warn(builder.stopped, IndexWarning, stacklevel=4)
     _write_state(conn, state)
-    return state.size - start
+    return state.size - start, builder.purged
 
 
 def _clear(conn: sqlite3.Connection) -> None:
@@ -436,7 +449,7 @@ def _clear(conn: sqlite3.Connection) -> None:
 def _rebuild_locked(conn: sqlite3.Connection, layout: Layout, fd: int, end: int, now: int) -> int:
     _clear(conn)
     state = State(built_at=now)
-    n = _read(conn, layout, fd, state, end, bulk=True)
+    n, _ = _read(conn, layout, fd, state, end, bulk=True)
     # Usage of entries that are no longer in the chain (a replaced chain) is dropped.
     conn.execute("DELETE FROM usage WHERE hash NOT IN (SELECT hash FROM memories)")
     return n
@@ -487,8 +500,8 @@ def sync(conn: sqlite3.Connection, layout: Layout, *, now: int | None = None) ->
                 )
                 n = _rebuild_locked(conn, layout, fd, file_size, stamp)
                 return SyncResult(n, True, reason)
-            n = _read(conn, layout, fd, state, file_size, bulk=False)
-            return SyncResult(n, False)
+            n, purged = _read(conn, layout, fd, state, file_size, bulk=False)
+            return SyncResult(n, False, purged=purged)
     finally:
         os.close(fd)
 
