@@ -29,6 +29,12 @@ __all__ = ["Clock", "Index", "purge_redacted", "system_clock", "visible"]
 Clock = Callable[[], int]
 
 
+#: Pending access counts are written at least this often (seconds) ...
+FLUSH_SECONDS = 1.0
+#: ... and whenever this many memories have pending counts.
+FLUSH_ITEMS = 256
+
+
 def system_clock() -> int:
     return time.time_ns() // 1000
 
@@ -60,6 +66,8 @@ class Index:
         self.settings = settings
         self.clock = clock
         self.last_sync = last_sync
+        self._pending: dict[int, tuple[int, int]] = {}  # seq -> (accesses, last one)
+        self._flushed_at = time.monotonic()
 
     @classmethod
     def open(
@@ -88,7 +96,11 @@ class Index:
             conn = _replace_damaged(path, exc)
         index = cls(conn, layout, settings, clock, SyncResult(0, False))
         if sync_now:
-            index.sync()
+            try:
+                index.sync()
+            except BaseException:
+                conn.close()
+                raise
         return index
 
     def __enter__(self) -> Index:
@@ -98,7 +110,10 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.flush()
+        finally:
+            self.conn.close()
 
     # -- time -----------------------------------------------------------
 
@@ -113,6 +128,7 @@ class Index:
 
     def sync(self) -> SyncResult:
         """Read what the chain gained since the last sync (rebuild if it was replaced)."""
+        self.flush()  # pending counts name seqs of the chain as it was
         self.last_sync = sync(self.conn, self.layout, now=self.now())
         if self.last_sync.purged or self.last_sync.rebuilt:
             # Old pages of redacted text may still be in the WAL: fold it in and empty it.
@@ -121,6 +137,7 @@ class Index:
 
     def rebuild(self) -> SyncResult:
         """Rebuild from chain.jsonl; usage and GC state are kept by entry hash."""
+        self.flush()
         self.last_sync = rebuild(self.conn, self.layout, now=self.now())
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return self.last_sync
@@ -131,24 +148,42 @@ class Index:
     # -- usage ------------------------------------------------------------
 
     def record_access(self, seqs: Iterable[int]) -> None:
-        """Count one access to each of ``seqs`` (now), in memories and in usage."""
-        wanted = sorted(set(seqs))
-        if not wanted:
-            return
-        marks = ",".join("?" for _ in wanted)
+        """Count one access (now) to each of ``seqs``.
+
+        Written behind: kept in memory and written to memories and usage in
+        one transaction by flush(), which runs on close(), before a sync or
+        GC, every FLUSH_SECONDS and every FLUSH_ITEMS memories. Until then
+        other readers (and this one's scores) see the older counts.
+        """
         now = self.now()
+        for seq in set(seqs):
+            count, _ = self._pending.get(seq, (0, now))
+            self._pending[seq] = (count + 1, now)
+        if (
+            len(self._pending) >= FLUSH_ITEMS
+            or time.monotonic() - self._flushed_at >= FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending access counts (see record_access)."""
+        self._flushed_at = time.monotonic()
+        if not self._pending:
+            return
+        pending = sorted(self._pending.items())
+        self._pending.clear()
         with write_transaction(self.conn):
-            self.conn.execute(
-                "UPDATE memories SET access_count = access_count + 1, last_access = ? "
-                f"WHERE seq IN ({marks})",
-                (now, *wanted),
+            self.conn.executemany(
+                "UPDATE memories SET access_count = access_count + ?, last_access = ? "
+                "WHERE seq = ?",
+                [(count, when, seq) for seq, (count, when) in pending],
             )
-            self.conn.execute(
+            self.conn.executemany(
                 "INSERT INTO usage (hash, seq, access_count, last_access) "
-                f"SELECT hash, seq, access_count, last_access FROM memories WHERE seq IN ({marks}) "
+                "SELECT hash, seq, access_count, last_access FROM memories WHERE seq = ? "
                 "ON CONFLICT (hash) DO UPDATE SET access_count = excluded.access_count, "
                 "last_access = excluded.last_access",
-                wanted,
+                [(seq,) for seq, _ in pending],
             )
 
     def max_access(self) -> int:

@@ -114,6 +114,7 @@ def plan(index: Index, now: int, ttl_us: int) -> tuple[list[Decision], int]:
 
 def collect(index: Index, *, dry_run: bool = False, ttl_hours: float | None = None) -> GcResult:
     """Archive and expire memories as the rules above say (only report with ``dry_run``)."""
+    index.flush()
     now = index.now()
     ttl_us = index.settings.ephemeral_ttl_us if ttl_hours is None else round(ttl_hours * HOUR_US)
     decisions, examined = plan(index, now, ttl_us)

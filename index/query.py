@@ -52,7 +52,7 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Hit:
     """One recalled memory with its score and the parts of it."""
 
@@ -69,7 +69,7 @@ class Hit:
     tokens: int
     access_count: int
     score: float
-    parts: dict[str, float]
+    parts: tuple[float, float, float, float]  # text, recency, importance, access
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -86,9 +86,11 @@ class Hit:
             "tokens": self.tokens,
             "access_count": self.access_count,
             "score": round(self.score, 6),
-            "parts": {k: round(v, 6) for k, v in self.parts.items()},
+            "parts": {k: round(v, 6) for k, v in zip(PARTS, self.parts, strict=True)},
         }
 
+
+PARTS: Final = ("text", "recency", "importance", "access")
 
 _COLUMNS: Final = (
     "m.seq, m.type, m.tier, m.source, m.ts, m.importance, m.status, m.session, "
@@ -111,18 +113,16 @@ def score_row(
     weights: Weights,
 ) -> Hit:
     """A Hit for a row of _COLUMNS, scored."""
-    parts = {
-        "text": text_part,
-        "recency": recency(row[12], now),
-        "importance": row[5] / 100,
-        "access": row[11] / max_access if max_access > 0 else 0.0,
-    }
+    rec = recency(row[12], now)
+    imp = row[5] / 100
+    acc = row[11] / max_access if max_access > 0 else 0.0
     score = (
-        weights.text * parts["text"]
-        + weights.recency * parts["recency"]
-        + weights.importance * parts["importance"]
-        + weights.access * parts["access"]
+        weights.text * text_part
+        + weights.recency * rec
+        + weights.importance * imp
+        + weights.access * acc
     )
+    parts = (text_part, rec, imp, acc)
     seq, kind, tier, source, ts, importance, status, session, content_hash, text = row[:10]
     return Hit(
         seq,
