@@ -326,13 +326,18 @@ def log(limit: int, type_: str | None, tier: str | None, as_json: bool) -> None:
 def stats(as_json: bool) -> None:
     """Count entries by type, tier and source; show sizes, head and key.
 
+    "index" counts the memories of the index (memory.db) by status: active,
+    archived, expired and redacted.
+
     \b
     Example:
         memory-chain stats --json
     """
     from memory_chain.chain.views import chain_stats
 
-    info = chain_stats(open_ledger())
+    ledger = open_ledger()
+    info = chain_stats(ledger)
+    info["index"] = _index_info(ledger.layout.root)
     if as_json:
         emit_json(info)
         return
@@ -340,6 +345,13 @@ def stats(as_json: bool) -> None:
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
         click.echo(f"{key:>12}  {value}")
+
+
+def _index_info(root: Any) -> dict[str, Any]:
+    from memory_chain.index.db import Index
+
+    with Index.open(root) as index:
+        return index.info()
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -359,7 +371,11 @@ def redact(seq: int, reason: str, as_json: bool) -> None:
     """
     from memory_chain.chain.redact import redact as do_redact
 
-    r = do_redact(open_ledger(), seq, reason)
+    ledger = open_ledger()
+    r = do_redact(ledger, seq, reason)
+    from memory_chain.index.db import purge_redacted
+
+    purge_redacted(ledger.layout.root)  # the index's copy of the text goes at once
     info = {
         "target": r.target,
         "seq": r.entry.seq if r.entry else None,

@@ -17,6 +17,7 @@ import click
 
 from .archive_cmds import export, import_
 from .common import CONTEXT_SETTINGS, dir_option
+from .index_cmds import context, gc, reindex, restore, search
 from .keys_cmd import keys
 from .ledger_cmds import add, init, log, redact, show, stats
 from .proof_cmds import checkpoint, consistency, prove, verify_proof
@@ -55,6 +56,8 @@ for command in (
     export,
     import_,
 ):
+    cli.add_command(command)
+for command in (search, context, reindex, gc, restore):
     cli.add_command(command)
 
 

@@ -26,6 +26,7 @@ IGNORED = shutil.ignore_patterns(
     ".ruff_cache",
     ".pytest_cache",
     ".hypothesis",
+    "results",  # benchmarks/results: cached benchmark chains, gitignored
 )
 
 
@@ -52,7 +53,7 @@ def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
-    """The wheel's only top-level package is memory_chain, and its code is chain/ and cli/ only."""
+    """The wheel's only top-level package is memory_chain, and its code is chain/, index/, cli/."""
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     code = [n for n in names if ".dist-info/" not in n]
@@ -60,10 +61,16 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
     assert [] == [
         n
         for n in code
-        if n.endswith(".py") and not n.startswith(("memory_chain/chain/", "memory_chain/cli/"))
+        if n.endswith(".py")
+        and not n.startswith(("memory_chain/chain/", "memory_chain/cli/", "memory_chain/index/"))
     ]
-    assert {"memory_chain/chain/__init__.py", "memory_chain/cli/main.py"} <= set(code)
-    assert "memory_chain/chain/py.typed" in code
+    assert {
+        "memory_chain/chain/__init__.py",
+        "memory_chain/cli/main.py",
+        "memory_chain/index/__init__.py",
+        "memory_chain/index/db.py",
+    } <= set(code)
+    assert {"memory_chain/chain/py.typed", "memory_chain/index/py.typed"} <= set(code)
 
 
 def test_wheel_declares_the_console_script(wheel: Path) -> None:
@@ -97,7 +104,8 @@ def test_plain_install_into_a_fresh_venv(source: Path, tmp_path: Path) -> None:
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import memory_chain.chain, memory_chain.cli, memory_chain.cli.main",
+            "import memory_chain.chain, memory_chain.cli, memory_chain.cli.main, "
+            "memory_chain.index.db",
         ],
         capture_output=True,
         text=True,

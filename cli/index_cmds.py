@@ -1,0 +1,270 @@
+"""search, context, reindex, gc, restore: the index (memory.db) commands.
+
+Each opens the index (which syncs it with the chain first), calls one
+function of memory_chain.index and prints the result. None of them writes
+chain.jsonl or content/.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option, open_ledger
+from .ledger_cmds import TIERS, TYPES
+
+
+def _open_index() -> Any:
+    from memory_chain.index.db import Index
+
+    return Index.open(data_dir())
+
+
+def _weights(text: str | None) -> Any:
+    if text is None:
+        return None
+    from memory_chain.index.settings import parse_weights
+
+    return parse_weights(text)
+
+
+def weights_option(f: Any) -> Any:
+    return click.option(
+        "--weights",
+        metavar="T,R,I,A",
+        default=None,
+        help="Score weights: text, recency, importance, access (default 0.4,0.3,0.2,0.1, "
+        'or config.json "index.weights").',
+    )(f)
+
+
+def _preview(text: str, width: int = 72) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Token budget: skip memories that do not fit, keep filling with smaller ones.",
+)
+@click.option("--type", "type_", type=click.Choice(TYPES), default=None, help="Only this type.")
+@click.option("--tier", type=click.Choice(TIERS), default=None, help="Only this tier.")
+@click.option("--include-archived", is_flag=True, help="Also search archived and expired memories.")
+@weights_option
+@dir_option
+@json_option
+def search(
+    query: str,
+    limit: int,
+    max_tokens: int | None,
+    type_: str | None,
+    tier: str | None,
+    include_archived: bool,
+    weights: str | None,
+    as_json: bool,
+) -> None:
+    """Find memories matching QUERY, best first (full text + recency, importance, access).
+
+    Every word of QUERY is searched for (any of them may match); FTS syntax
+    in QUERY is treated as plain words. A query that matches nothing prints
+    nothing. The memories returned have their access count raised.
+
+    \b
+    Example:
+        memory-chain search "package manager"
+        memory-chain search deploy --type decision --max-tokens 500 --json
+    """
+    from memory_chain.index.query import search as do_search
+
+    w = _weights(weights)
+    with _open_index() as index:
+        hits = do_search(
+            index,
+            query,
+            limit=limit,
+            max_tokens=max_tokens,
+            type_=type_,
+            tier=tier,
+            include_archived=include_archived,
+            weights=w,
+        )
+    if as_json:
+        emit_json([h.as_dict() for h in hits])
+        return
+    for h in hits:
+        mark = "" if h.status == "active" else f" [{h.status}]"
+        click.echo(f"{h.seq:>6}  {h.score:.3f}  {h.type}/{h.tier}{mark}  {_preview(h.text)}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--query", default=None, metavar="TEXT", help="Also rank by relevance to TEXT.")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Token budget (estimated as characters / 4).",
+)
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Skip verifying the chain (the block then says nothing is vouched for).",
+)
+@weights_option
+@dir_option
+@json_option
+def context(
+    query: str | None, max_tokens: int, no_verify: bool, weights: str | None, as_json: bool
+) -> None:
+    """Print the session-start memory block (markdown) for an agent.
+
+    It opens with an integrity line (did the chain verify, its size and
+    head), then identity memories, committed decisions, and the best of the
+    rest, within the token budget. If the chain does not verify, that is
+    said first, no entry from the failing seq on is shown, and the exit
+    code is 1.
+
+    \b
+    Example:
+        memory-chain context
+        memory-chain context --query "deploy the web app" --max-tokens 1000
+    """
+    from memory_chain.index.context import build_context
+
+    w = _weights(weights)
+    with _open_index() as index:
+        if no_verify:
+            from memory_chain.index.integrity import unchecked
+
+            s = index.state()
+            integrity = unchecked(s.size, s.head, s.chain_id)
+        else:
+            from memory_chain.index.integrity import check_chain, integrity_of
+
+            integrity = integrity_of(check_chain(open_ledger()))
+        ctx = build_context(index, integrity, query=query, max_tokens=max_tokens, weights=w)
+    if as_json:
+        emit_json(ctx.as_dict())
+    else:
+        click.echo(ctx.markdown(), nl=False)
+    if integrity.checked and not integrity.ok:
+        sys.exit(1)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@dir_option
+@json_option
+def reindex(as_json: bool) -> None:
+    """Rebuild memory.db from the chain (usage and archive state are kept).
+
+    The index is a cache: this is always safe, and deleting memory.db loses
+    only usage statistics and GC decisions.
+
+    \b
+    Example:
+        memory-chain reindex
+    """
+    import time
+
+    from memory_chain.index.db import Index
+
+    t0 = time.perf_counter()
+    with Index.open(data_dir(), sync_now=False) as index:
+        result = index.rebuild()
+        counts = index.counts()
+    info = {"entries": result.added, **counts, "seconds": round(time.perf_counter() - t0, 3)}
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(
+        f"rebuilt the index from {result.added:,} entries in {info['seconds']} s: "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+    )
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--dry-run", is_flag=True, help="Only report what would change.")
+@click.option(
+    "--ttl-hours",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help='Lifetime of ephemeral memories (default 24, or config.json "index.ephemeral_ttl_hours").',
+)
+@dir_option
+@json_option
+def gc(dry_run: bool, ttl_hours: float | None, as_json: bool) -> None:
+    """Archive memories that are no longer relevant; expire old ephemeral ones.
+
+    Relevance = 0.30 x exp(-age_days/7) + 0.40 x normalised access + 0.30 x
+    importance; a memory is archived when relevance < 0.2 and it is older
+    than 30 days; the committed tier never is. Only the index changes: the
+    chain and its content stay as they are, and `restore` undoes it.
+
+    \b
+    Example:
+        memory-chain gc --dry-run
+        memory-chain gc --json
+    """
+    from memory_chain.index.gc import collect
+
+    with _open_index() as index:
+        result = collect(index, dry_run=dry_run, ttl_hours=ttl_hours)
+    if as_json:
+        emit_json(
+            {
+                "dry_run": result.dry_run,
+                "examined": result.examined,
+                "archived": result.archived,
+                "expired": result.expired,
+                "decisions": [d.as_dict() for d in result.decisions],
+            }
+        )
+        return
+    verb = "would archive" if dry_run else "archived"
+    verb2 = "would expire" if dry_run else "expired"
+    for d in result.decisions:
+        click.echo(
+            f"{d.seq:>6}  {d.action:<7}  {d.type}/{d.tier}  age {d.age_days:.1f} d  "
+            f"relevance {d.relevance:.3f}"
+        )
+    click.echo(
+        f"{verb} {result.archived}, {verb2} {result.expired} of {result.examined} active memories"
+    )
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("seq", type=int, required=False)
+@click.option("--all", "all_", is_flag=True, help="Restore every archived or expired memory.")
+@dir_option
+@json_option
+def restore(seq: int | None, all_: bool, as_json: bool) -> None:
+    """Make an archived or expired memory (SEQ, or --all) active again.
+
+    \b
+    Example:
+        memory-chain restore 42
+        memory-chain restore --all
+    """
+    from memory_chain.chain.errors import InputError
+    from memory_chain.index.gc import restore as do_restore
+
+    if (seq is None) == (not all_):
+        raise InputError("give SEQ or --all (one of them)", hint="memory-chain restore 42")
+    with _open_index() as index:
+        restored = do_restore(index, None if all_ else seq)
+    if as_json:
+        emit_json({"restored": restored})
+        return
+    if restored:
+        click.echo(f"restored {len(restored)}: seq {', '.join(str(s) for s in restored)}")
+    elif seq is not None:
+        click.echo(f"seq {seq} is already active: nothing to restore")
+    else:
+        click.echo("nothing to restore")

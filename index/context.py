@@ -1,0 +1,182 @@
+"""The session-start context: what an agent is told first, within a token budget.
+
+Markdown, in this order:
+
+1. a title and the integrity line (always shown, even over budget): whether
+   the chain verified, its size and head. A failed verification is shown
+   loudly and no entry from the failing seq on is presented;
+2. ``## Identity``: identity memories, most important first;
+3. ``## Decisions``: committed-tier decisions and commitments;
+4. ``## Memories``: the best of the rest by the hybrid score (recency,
+   importance, access, and text relevance when a query is given).
+
+Only memories that may be shown (active, not redacted, not expired) appear.
+Each section is filled greedily: an item that does not fit what is left of
+the budget is skipped and smaller ones are tried; a heading costs tokens
+only when its section gets an item. "The rest" is scored over a candidate
+pool, not the whole index: the POOL most recent, most important and most
+accessed memories (and the POOL best text matches with a query).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .db import Index
+from .integrity import Integrity
+from .query import _COLUMNS, Hit, filters, fts_query, matches, score_row
+from .settings import Weights
+from .sync import estimate_tokens
+
+__all__ = ["DEFAULT_BUDGET", "Context", "build_context"]
+
+DEFAULT_BUDGET: Final = 2000
+#: Candidates per ordering for the "rest" section.
+POOL: Final = 200
+#: Pinned memories considered at most.
+MAX_PINNED: Final = 1000
+
+_IDENTITY: Final = "m.type = 'identity'"
+_DECISION: Final = "m.tier = 'committed' AND m.type IN ('decision', 'commitment')"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    section: str
+    hit: Hit
+    line: str
+    tokens: int
+
+
+@dataclass(slots=True)
+class Context:
+    integrity: Integrity
+    agent: str | None
+    budget: int
+    header: str
+    items: list[Item] = field(default_factory=list)
+    used: int = 0
+
+    def markdown(self) -> str:
+        out = [self.header]
+        section = None
+        for item in self.items:
+            if item.section != section:
+                section = item.section
+                out.append(f"\n## {section}\n")
+            out.append(item.line + "\n")
+        return "".join(out)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "integrity": self.integrity.as_dict(),
+            "agent": self.agent,
+            "budget": self.budget,
+            "tokens": self.used,
+            "items": [
+                {"section": i.section, **i.hit.as_dict(), "tokens": i.tokens} for i in self.items
+            ],
+            "markdown": self.markdown(),
+        }
+
+
+def _short(h: str | None) -> str:
+    return h if h is not None else "-"
+
+
+def header(integrity: Integrity, agent: str | None) -> str:
+    title = f"# Memory context: {agent}\n\n" if agent else "# Memory context\n\n"
+    i = integrity
+    if not i.checked:
+        line = (
+            f"> Integrity: NOT CHECKED (verification was skipped). {i.size:,} entries, "
+            f"head {_short(i.head)}. Nothing below is vouched for.\n"
+        )
+    elif i.ok:
+        line = f"> Integrity: verified. {i.size:,} entries, head {_short(i.head)}.\n"
+    else:
+        line = (
+            f"> **INTEGRITY FAILURE: the chain did not verify at seq {i.failure_seq} "
+            f"({i.reason}): {i.message}.** Only entries before seq {i.failure_seq} are shown "
+            f"(verified prefix: {i.size:,} entries, head {_short(i.head)}); do not trust this "
+            "memory until `memory-chain verify` passes.\n"
+        )
+    return title + line
+
+
+def render(hit: Hit) -> str:
+    text = " ".join(hit.text.split())
+    return f"- {text} ({hit.type}, seq {hit.seq}, {hit.ts[:10]})"
+
+
+def _rows(index: Index, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return index.conn.execute(sql, params).fetchall()
+
+
+def build_context(
+    index: Index,
+    integrity: Integrity,
+    *,
+    query: str | None = None,
+    max_tokens: int = DEFAULT_BUDGET,
+    weights: Weights | None = None,
+) -> Context:
+    """The session-start block for ``index`` (read only: no access is recorded)."""
+    w = weights or index.settings.weights
+    state = index.state()
+    head = header(integrity, state.agent)
+    ctx = Context(integrity, state.agent, max_tokens, head, used=estimate_tokens(head))
+    now = index.now()
+    where, params = filters(below=integrity.trusted_below)
+    params["cutoff"] = index.cutoff(now)
+    top_access = index.max_access()
+
+    def hit(row: tuple[Any, ...], text_part: float = 0.0) -> Hit:
+        return score_row(row, text_part, now=now, max_access=top_access, weights=w)
+
+    order = "ORDER BY m.importance DESC, m.created DESC, m.seq DESC"
+    base = f"SELECT {_COLUMNS} FROM memories m WHERE {where}"
+    identity = _rows(index, f"{base} AND {_IDENTITY} {order} LIMIT {MAX_PINNED}", params)
+    decisions = _rows(index, f"{base} AND {_DECISION} {order} LIMIT {MAX_PINNED}", params)
+    pinned = {r[0] for r in identity} | {r[0] for r in decisions}
+
+    rest: dict[int, Hit] = {}
+    match = fts_query(query) if query else None
+    if match is not None:
+        found, _ = matches(index, match, POOL, where, params)
+        best = found[0][1] if found and found[0][1] > 0 else 1.0
+        for row, b in found:
+            if row[0] not in pinned:
+                rest[row[0]] = hit(row, max(b, 0.0) / best)
+    no_text = Weights(0.0, w.recency, w.importance, w.access)
+    for ordering in ("m.created DESC", "m.importance DESC, m.created DESC", "m.access_count DESC"):
+        for row in _rows(index, f"{base} ORDER BY {ordering}, m.seq DESC LIMIT {POOL}", params):
+            if row[0] in pinned or row[0] in rest:
+                continue
+            # Without a query the text part is 0 for all; with one, a memory
+            # outside the text matches scores 0 for text.
+            rest[row[0]] = score_row(
+                row, 0.0, now=now, max_access=top_access, weights=w if match else no_text
+            )
+    ranked = sorted(rest.values(), key=lambda h: (-h.score, -h.seq))
+
+    left = max_tokens - ctx.used
+    for section, hits in (
+        ("Identity", [hit(r) for r in identity]),
+        ("Decisions", [hit(r) for r in decisions]),
+        ("Memories", ranked),
+    ):
+        heading = estimate_tokens(f"\n## {section}\n")
+        started = False
+        for h in hits:
+            line = render(h)
+            cost = estimate_tokens(line + "\n")
+            extra = 0 if started else heading
+            if cost + extra > left:
+                continue
+            left -= cost + extra
+            started = True
+            ctx.items.append(Item(section, h, line, cost))
+    ctx.used = estimate_tokens(ctx.markdown())
+    return ctx

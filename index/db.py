@@ -1,0 +1,244 @@
+"""The Index: memory.db opened, migrated and synced with the chain.
+
+``Index.open(root)`` is what every reader calls: it creates memory.db if
+needed (a damaged one is moved aside and rebuilt, with a warning), applies
+pending migrations and syncs the index with chain.jsonl, so what it returns
+is never stale. Only the index is ever written: chain.jsonl and content/
+are opened read-only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from memory_chain.chain.config import Config, Layout
+from memory_chain.chain.errors import ChainStateError
+
+from .schema import DB_NAME, connect, migrate
+from .settings import Settings, settings_from_config
+from .sync import IndexWarning, State, SyncResult, read_state, rebuild, sync, write_transaction
+
+__all__ = ["Clock", "Index", "purge_redacted", "system_clock", "visible"]
+
+#: Returns the current time in microseconds since the Unix epoch.
+Clock = Callable[[], int]
+
+
+#: Pending access counts are written at least this often (seconds) ...
+FLUSH_SECONDS = 1.0
+#: ... and whenever this many memories have pending counts.
+FLUSH_ITEMS = 256
+
+
+def system_clock() -> int:
+    return time.time_ns() // 1000
+
+
+def visible(alias: str = "") -> str:
+    """SQL condition for "may be shown": active, with content, and not an
+    ephemeral entry past its lifetime (counted from creation, or from its
+    last restore). Takes the parameter :cutoff = now - lifetime."""
+    p = f"{alias}." if alias else ""
+    return (
+        f"{p}status = 'active' AND {p}content IS NOT NULL AND NOT ({p}tier = 'ephemeral' "
+        f"AND max({p}created, coalesce({p}restored_at, 0)) <= :cutoff)"
+    )
+
+
+class Index:
+    """An open, synced memory.db for one data directory."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        layout: Layout,
+        settings: Settings,
+        clock: Clock,
+        last_sync: SyncResult,
+    ) -> None:
+        self.conn = conn
+        self.layout = layout
+        self.settings = settings
+        self.clock = clock
+        self.last_sync = last_sync
+        self._pending: dict[int, tuple[int, int]] = {}  # seq -> (accesses, last one)
+        self._flushed_at = time.monotonic()
+
+    @classmethod
+    def open(
+        cls,
+        root: Path,
+        *,
+        clock: Clock = system_clock,
+        settings: Settings | None = None,
+        sync_now: bool = True,
+    ) -> Index:
+        """Open (creating and migrating) the index of ``root`` and sync it with the chain."""
+        layout = Layout(root)
+        config = Config.load(layout)
+        if not layout.chain.exists():
+            raise ChainStateError(
+                f"no chain in {root} (chain.jsonl is missing)",
+                hint="restore it from a backup, or `memory-chain init` a new directory",
+            )
+        if settings is None:
+            settings = settings_from_config(config.data)
+        path = root / DB_NAME
+        try:
+            conn = connect(path)
+            migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            conn = _replace_damaged(path, exc)
+        index = cls(conn, layout, settings, clock, SyncResult(0, False))
+        if sync_now:
+            try:
+                index.sync()
+            except BaseException:
+                conn.close()
+                raise
+        return index
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.conn.close()
+
+    # -- time -----------------------------------------------------------
+
+    def now(self) -> int:
+        return self.clock()
+
+    def cutoff(self, now: int) -> int:
+        """Ephemeral entries created (or restored) at or before this have expired."""
+        return now - self.settings.ephemeral_ttl_us
+
+    # -- keeping up with the chain ----------------------------------------
+
+    def sync(self) -> SyncResult:
+        """Read what the chain gained since the last sync (rebuild if it was replaced)."""
+        self.flush()  # pending counts name seqs of the chain as it was
+        self.last_sync = sync(self.conn, self.layout, now=self.now())
+        if self.last_sync.purged or self.last_sync.rebuilt:
+            # Old pages of redacted text may still be in the WAL: fold it in and empty it.
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return self.last_sync
+
+    def rebuild(self) -> SyncResult:
+        """Rebuild from chain.jsonl; usage and GC state are kept by entry hash."""
+        self.flush()
+        self.last_sync = rebuild(self.conn, self.layout, now=self.now())
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return self.last_sync
+
+    def state(self) -> State:
+        return read_state(self.conn) or State()
+
+    # -- usage ------------------------------------------------------------
+
+    def record_access(self, seqs: Iterable[int]) -> None:
+        """Count one access (now) to each of ``seqs``.
+
+        Written behind: kept in memory and written to memories and usage in
+        one transaction by flush(), which runs on close(), before a sync or
+        GC, every FLUSH_SECONDS and every FLUSH_ITEMS memories. Until then
+        other readers (and this one's scores) see the older counts.
+        """
+        now = self.now()
+        for seq in set(seqs):
+            count, _ = self._pending.get(seq, (0, now))
+            self._pending[seq] = (count + 1, now)
+        if (
+            len(self._pending) >= FLUSH_ITEMS
+            or time.monotonic() - self._flushed_at >= FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending access counts (see record_access)."""
+        self._flushed_at = time.monotonic()
+        if not self._pending:
+            return
+        pending = sorted(self._pending.items())
+        self._pending.clear()
+        with write_transaction(self.conn):
+            self.conn.executemany(
+                "UPDATE memories SET access_count = access_count + ?, last_access = ? "
+                "WHERE seq = ?",
+                [(count, when, seq) for seq, (count, when) in pending],
+            )
+            self.conn.executemany(
+                "INSERT INTO usage (hash, seq, access_count, last_access) "
+                "SELECT hash, seq, access_count, last_access FROM memories WHERE seq = ? "
+                "ON CONFLICT (hash) DO UPDATE SET access_count = excluded.access_count, "
+                "last_access = excluded.last_access",
+                [(seq,) for seq, _ in pending],
+            )
+
+    def max_access(self) -> int:
+        row = self.conn.execute("SELECT max(access_count) FROM memories").fetchone()
+        return int(row[0] or 0)
+
+    # -- counts -----------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Indexed memories by status; ephemeral ones past their lifetime count as expired."""
+        now = self.now()
+        out = {"active": 0, "archived": 0, "expired": 0, "redacted": 0}
+        rows = self.conn.execute(
+            "SELECT CASE WHEN status = 'active' AND tier = 'ephemeral' AND "
+            "max(created, coalesce(restored_at, 0)) <= ? THEN 'expired' ELSE status END AS s, "
+            "count(*) FROM memories GROUP BY s",
+            (self.cutoff(now),),
+        )
+        for status, n in rows:
+            out[status] = out.get(status, 0) + n
+        return out
+
+    def info(self) -> dict[str, Any]:
+        """Counts plus where the index stands in the chain (for `stats`)."""
+        s = self.state()
+        return {**self.counts(), "indexed_entries": s.size}
+
+
+def _replace_damaged(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connection:
+    """Move a damaged memory.db (and its WAL) aside and start a new one."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(f"{path}{suffix}")
+        if src.exists():
+            src.replace(Path(f"{aside}{suffix}"))
+    warnings.warn(
+        f"{path.name} could not be read ({exc}); moved it to {aside.name} and rebuilding "
+        "the index from the chain (usage statistics start again)",
+        IndexWarning,
+        stacklevel=3,
+    )
+    conn = connect(path)
+    migrate(conn)
+    return conn
+
+
+def purge_redacted(root: Path) -> None:
+    """After a redaction: sync an existing index, so its copy of the text goes now.
+
+    The sync deletes the text and its FTS terms (merging the FTS segments),
+    secure_delete zeroes the freed pages, and the WAL, which may still hold
+    old pages, is checkpointed and truncated. Does nothing without an index.
+    """
+    if not (root / DB_NAME).exists():
+        return
+    with Index.open(root):
+        pass  # the sync purges the text and checkpoints the WAL

@@ -1,0 +1,83 @@
+"""The one place where the index asks whether the chain verifies.
+
+`memory-chain context` calls ``check_chain`` before presenting anything.
+The check is incremental: it resumes from the last verified point (the
+verification cache, chain/incremental.py) when the bytes verified then are
+unchanged, so at session start it costs one hash of the chain file plus
+the entries added since.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.verify import Report
+
+__all__ = ["Integrity", "check_chain", "integrity_of", "unchecked"]
+
+
+def check_chain(ledger: Ledger) -> Report:
+    """Verify the chain of ``ledger`` (its pins, checkpoints and witness), incrementally."""
+    from memory_chain.chain.audit import verify_ledger
+
+    return verify_ledger(ledger, incremental=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Integrity:
+    """What a reader of the index is told about the chain behind it.
+
+    ``trusted_below``: only entries with a lower seq may be presented as
+    verified (the failing seq when verification failed; the verified size
+    when it passed, so entries appended after the check are left out).
+    None when the chain was not checked.
+    """
+
+    checked: bool
+    ok: bool
+    size: int
+    head: str | None
+    chain_id: str | None
+    trusted_below: int | None
+    failure_seq: int | None = None
+    reason: str | None = None
+    message: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "checked": self.checked,
+            "ok": self.ok,
+            "size": self.size,
+            "head": self.head,
+            "chain_id": self.chain_id,
+            "trusted_below": self.trusted_below,
+            "failure": None
+            if self.failure_seq is None
+            else {"seq": self.failure_seq, "reason": self.reason, "message": self.message},
+        }
+
+
+def integrity_of(report: Report) -> Integrity:
+    if report.ok:
+        return Integrity(True, True, report.size, report.head, report.chain_id, report.size)
+    f = report.failure
+    seq = f.seq if f is not None else 0
+    return Integrity(
+        True,
+        False,
+        report.size,
+        report.head,
+        report.chain_id,
+        seq,
+        seq,
+        f.reason if f is not None else "unknown",
+        f.message if f is not None else "verification failed",
+    )
+
+
+def unchecked(size: int, head: str | None, chain_id: str | None) -> Integrity:
+    """The chain was not verified (the caller asked not to): nothing is vouched for."""
+    return Integrity(False, False, size, head, chain_id, None)

@@ -1,0 +1,231 @@
+"""Recall: a user's query string made safe for FTS5, and hybrid-ranked search.
+
+Score of a memory that matches the query (every part in 0..1)::
+
+    text       * bm25 / best bm25 among the candidates (FTS5 bm25, sign flipped)
+  + recency    * 0.5 ** (age_days / 7)               (7-day half-life)
+  + importance * importance / 100
+  + access     * access_count / highest access_count in the index
+
+with weights 0.4/0.3/0.2/0.1 by default (config.json "index.weights" or
+--weights). Only memories that match the query are candidates: a query that
+matches nothing returns nothing.
+
+The query string is never passed to FTS5 as syntax: its words (runs of
+letters, digits and underscores) are each quoted as a string and joined
+with OR, so quotes, operators (AND, NEAR, ``*``, ``^``, column filters),
+unicode and empty strings cannot raise a syntax error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .budget import pack
+from .db import Index, visible
+from .settings import DAY_US, Weights
+
+__all__ = ["Hit", "fts_query", "search"]
+
+#: At most this many distinct words of a query are searched for.
+MAX_TERMS: Final = 32
+#: Longer words are cut to this many characters.
+MAX_TERM_CHARS: Final = 64
+
+_WORD = re.compile(r"\w+")
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for the words of ``text``, or None when it has none."""
+    terms: list[str] = []
+    for word in _WORD.findall(text):
+        word = word[:MAX_TERM_CHARS]
+        if not any(ch.isalnum() for ch in word) or word in terms:
+            continue
+        terms.append(word)
+        if len(terms) == MAX_TERMS:
+            break
+    if not terms:
+        return None
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+@dataclass(slots=True)
+class Hit:
+    """One recalled memory with its score and the parts of it."""
+
+    seq: int
+    type: str
+    tier: str
+    source: str
+    ts: str
+    importance: int
+    status: str
+    session: str | None
+    content_hash: str
+    text: str
+    tokens: int
+    access_count: int
+    score: float
+    parts: tuple[float, float, float, float]  # text, recency, importance, access
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "type": self.type,
+            "tier": self.tier,
+            "source": self.source,
+            "ts": self.ts,
+            "importance": self.importance,
+            "status": self.status,
+            "session": self.session,
+            "content": self.content_hash,
+            "text": self.text,
+            "tokens": self.tokens,
+            "access_count": self.access_count,
+            "score": round(self.score, 6),
+            "parts": {k: round(v, 6) for k, v in zip(PARTS, self.parts, strict=True)},
+        }
+
+
+PARTS: Final = ("text", "recency", "importance", "access")
+
+_COLUMNS: Final = (
+    "m.seq, m.type, m.tier, m.source, m.ts, m.importance, m.status, m.session, "
+    "m.content_hash, m.content, m.tokens, m.access_count, m.created"
+)
+
+
+def recency(created: int, now: int) -> float:
+    """0.5 ** (age in days / 7); 1 for a memory from the future."""
+    age = max(0, now - created) / DAY_US
+    return float(0.5 ** (age / 7))
+
+
+def score_row(
+    row: tuple[Any, ...],
+    text_part: float,
+    *,
+    now: int,
+    max_access: int,
+    weights: Weights,
+) -> Hit:
+    """A Hit for a row of _COLUMNS, scored."""
+    rec = recency(row[12], now)
+    imp = row[5] / 100
+    acc = row[11] / max_access if max_access > 0 else 0.0
+    score = (
+        weights.text * text_part
+        + weights.recency * rec
+        + weights.importance * imp
+        + weights.access * acc
+    )
+    parts = (text_part, rec, imp, acc)
+    seq, kind, tier, source, ts, importance, status, session, content_hash, text = row[:10]
+    return Hit(
+        seq,
+        kind,
+        tier,
+        source,
+        ts,
+        importance,
+        status,
+        session,
+        content_hash,
+        text,
+        row[10],
+        row[11],
+        score,
+        parts,
+    )
+
+
+def filters(
+    *,
+    type_: str | None = None,
+    tier: str | None = None,
+    include_archived: bool = False,
+    below: int | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """SQL condition on memories ``m`` and its parameters (:cutoff is the caller's)."""
+    if include_archived:
+        where = "m.status IN ('active', 'archived', 'expired') AND m.content IS NOT NULL"
+    else:
+        where = visible("m")
+    params: dict[str, Any] = {}
+    if type_ is not None:
+        where += " AND m.type = :type"
+        params["type"] = type_
+    if tier is not None:
+        where += " AND m.tier = :tier"
+        params["tier"] = tier
+    if below is not None:
+        where += " AND m.seq < :below"
+        params["below"] = below
+    return where, params
+
+
+def matches(
+    index: Index, match: str, pool: int, where: str, params: dict[str, Any]
+) -> tuple[list[tuple[tuple[Any, ...], float]], int]:
+    """The ``pool`` best matches by bm25 that pass ``where``, and how many were looked at.
+
+    Returns (row of _COLUMNS, bm25 with its sign flipped) pairs, best first.
+    When fewer than ``pool`` were looked at, there are no more matches.
+    """
+    rows = index.conn.execute(
+        f"SELECT {_COLUMNS}, f.b, {where} FROM ("
+        "  SELECT rowid AS id, -bm25(memories_fts) AS b FROM memories_fts"
+        "  WHERE memories_fts MATCH :match ORDER BY rank LIMIT :pool"
+        ") f JOIN memories m ON m.seq = f.id ORDER BY f.b DESC, m.seq DESC",
+        {**params, "match": match, "pool": pool},
+    ).fetchall()
+    return [(r[:13], r[13]) for r in rows if r[14]], len(rows)
+
+
+def search(
+    index: Index,
+    query: str,
+    *,
+    limit: int = 10,
+    max_tokens: int | None = None,
+    type_: str | None = None,
+    tier: str | None = None,
+    include_archived: bool = False,
+    weights: Weights | None = None,
+    record: bool = True,
+) -> list[Hit]:
+    """The best memories for ``query``, within ``limit`` and ``max_tokens``.
+
+    Candidates are the best matches by bm25 (at least 20, twice ``limit``),
+    ranked by the hybrid score and packed into the budget; when filters or
+    the budget leave fewer than ``limit`` and more matches exist, the pool
+    grows fourfold and ranking starts again. Access statistics of the
+    memories returned are updated (unless ``record`` is False).
+    """
+    match = fts_query(query)
+    if match is None or limit <= 0:
+        return []
+    w = weights or index.settings.weights
+    where, params = filters(type_=type_, tier=tier, include_archived=include_archived)
+    now = index.now()
+    params["cutoff"] = index.cutoff(now)
+    top_access = index.max_access()
+    pool = max(20, 2 * limit)
+    while True:
+        found, seen = matches(index, match, pool, where, params)
+        best = found[0][1] if found and found[0][1] > 0 else 1.0
+        hits = [
+            score_row(row, max(b, 0.0) / best, now=now, max_access=top_access, weights=w)
+            for row, b in found
+        ]
+        hits.sort(key=lambda h: (-h.score, -h.seq))
+        chosen = pack(hits, lambda h: h.tokens, budget=max_tokens, limit=limit)
+        if len(chosen) >= limit or seen < pool:
+            break
+        pool *= 4
+    if record and chosen:
+        index.record_access(h.seq for h in chosen)
+    return chosen

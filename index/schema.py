@@ -1,0 +1,203 @@
+"""memory.db: connection settings and the schema under named migrations.
+
+Each migration has a name and runs once, in order, in one transaction; the
+names applied are recorded in the ``migrations`` table. Migrations use
+sqlite-utils, which is imported only when one is pending (a new or older
+database), so opening an up-to-date index costs no sqlite_utils import.
+specs/INDEX.md documents the resulting tables; keep it in step.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from memory_chain.chain.errors import OperationalError
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+__all__ = ["DB_NAME", "MIGRATIONS", "applied_migrations", "connect", "migrate"]
+
+DB_NAME: Final = "memory.db"
+
+#: Values of memories.status.
+STATUSES: Final = ("active", "archived", "expired", "redacted")
+
+
+def _memories(db: Database) -> None:
+    db.table("memories").create(
+        {
+            "seq": int,
+            "hash": str,
+            "ts": str,
+            "created": int,
+            "type": str,
+            "tier": str,
+            "source": str,
+            "importance": int,
+            "content_hash": str,
+            "size": int,
+            "content": str,
+            "tokens": int,
+            "session": str,
+            "status": str,
+            "redacted_by": int,
+            "access_count": int,
+            "last_access": int,
+            "restored_at": int,
+        },
+        pk="seq",
+        not_null={
+            "hash",
+            "ts",
+            "created",
+            "type",
+            "tier",
+            "source",
+            "importance",
+            "content_hash",
+            "size",
+            "tokens",
+            "status",
+            "access_count",
+        },
+        defaults={"status": "active", "access_count": 0},
+    )
+    table = db.table("memories")
+    table.create_index(["created"], index_name="memories_created")
+    table.create_index(["importance", "created"], index_name="memories_importance")
+    table.create_index(["access_count"], index_name="memories_access")
+    table.create_index(["type", "tier"], index_name="memories_kind")
+
+
+def _fts(db: Database) -> None:
+    db.table("memories").enable_fts(["content"], tokenize="porter unicode61", create_triggers=False)
+
+
+def _usage(db: Database) -> None:
+    db.table("usage").create(
+        {
+            "hash": str,
+            "seq": int,
+            "access_count": int,
+            "last_access": int,
+            "state": str,
+            "state_at": int,
+            "restored_at": int,
+        },
+        pk="hash",
+        not_null={"seq", "access_count"},
+        defaults={"access_count": 0},
+    )
+
+
+def _state(db: Database) -> None:
+    db.table("state").create(
+        {
+            "id": int,
+            "chain_id": str,
+            "agent": str,
+            "size": int,
+            "offset": int,
+            "last_offset": int,
+            "head": str,
+            "built_at": int,
+        },
+        pk="id",
+        not_null={"size", "offset", "last_offset"},
+    )
+
+
+#: (name, step) in the order they run. Never rename or reorder one that
+#: shipped: add a new one at the end.
+MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
+    ("0001_memories", _memories),
+    ("0002_memories_fts", _fts),
+    ("0003_usage", _usage),
+    ("0004_state", _state),
+)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating, mode 0600) memory.db in autocommit mode with the index's settings.
+
+    WAL lets readers run beside a syncing writer; synchronous=NORMAL skips
+    the fsync per commit (the index is a cache: a lost commit is re-synced
+    from the chain); secure_delete overwrites the text of redacted entries.
+    """
+    if not path.exists():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError as exc:
+            raise OperationalError(f"cannot create {path}: {exc.strerror}") from None
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA secure_delete=ON")
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
+    return conn
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations recorded in ``conn`` ([] for a new database)."""
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY rowid")]
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+
+
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """Migrations not yet applied; raises if the database is from a newer version."""
+    done = applied_migrations(conn)
+    known = [name for name, _ in MIGRATIONS]
+    unknown = [name for name in done if name not in known]
+    if unknown:
+        raise OperationalError(
+            f"memory.db has migrations this version does not know ({', '.join(unknown)}): "
+            "it was written by a newer memory-chain",
+            hint="upgrade memory-chain, or delete memory.db (a cache) and run "
+            "`memory-chain reindex`",
+        )
+    return [name for name in known if name not in done]
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the pending migrations, each in its own transaction; return their names."""
+    todo = pending(conn)
+    if not todo:
+        return []
+    from sqlite_utils import Database
+
+    db = Database(conn, execute_plugins=False, recursive_triggers=False)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    steps = dict(MIGRATIONS)
+    ran = []
+    for name in todo:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if name in {r[0] for r in conn.execute("SELECT name FROM migrations")}:
+                conn.execute("COMMIT")  # another process applied it meanwhile
+                continue
+            steps[name](db)
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, stamp))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        ran.append(name)
+    return ran

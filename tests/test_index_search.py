@@ -1,0 +1,241 @@
+"""Recall: hybrid ranking, filters, token budgets, access statistics, hostile queries."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from helpers.index import DAY, Clock, snapshot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_chain.chain.ledger import Ledger, NewEntry
+from memory_chain.chain.redact import redact
+from memory_chain.index.budget import pack
+from memory_chain.index.db import Index
+from memory_chain.index.gc import collect
+from memory_chain.index.query import fts_query, recency, search
+from memory_chain.index.settings import Weights
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def chain(data_dir: Path, clock: Clock) -> Ledger:
+    """Memories about deploys at different ages and importances (seq 1..5)."""
+    led = Ledger.init(data_dir, name="search-agent", clock=clock)
+    led.add(NewEntry(content=b"Deploys go out on Tuesdays", type="fact", importance=60))
+    clock.t += 10 * DAY
+    led.add(NewEntry(content=b"Never deploy on Fridays", type="decision", importance=90))
+    led.add(NewEntry(content=b"The cat is called Miso", importance=50))
+    led.add(NewEntry(content=b"deploy deploy deploy checklist", importance=10))
+    led.add(NewEntry(content=b"A temporary deploy token", tier="ephemeral", importance=30))
+    clock.t += DAY // 2
+    return led
+
+
+def _open(led: Ledger, clock: Clock) -> Index:
+    return Index.open(led.layout.root, clock=clock)
+
+
+def test_search_ranks_by_the_hybrid_score(chain: Ledger, clock: Clock) -> None:
+    """Results are the matching memories ordered by 0.4 text + 0.3 recency + 0.2 importance
+    + 0.1 access, and each score is that sum of its parts."""
+    with _open(chain, clock) as index:
+        hits = search(index, "deploy", limit=10, record=False)
+    assert {1, 2, 4, 5} == {h.seq for h in hits}
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    for h in hits:
+        text, rec, imp, acc = h.parts
+        assert math.isclose(h.score, 0.4 * text + 0.3 * rec + 0.2 * imp + 0.1 * acc)
+        assert imp == {1: 0.6, 2: 0.9, 4: 0.1, 5: 0.3}[h.seq]
+    assert 1.0 == max(h.parts[0] for h in hits)  # bm25 normalised to the best match
+
+
+def test_recency_has_a_seven_day_half_life() -> None:
+    """recency = 0.5 at 7 days, 0.25 at 14, 1 now."""
+    assert [1.0, 0.5, 0.25] == [recency(0, 0), recency(0, 7 * DAY), recency(0, 14 * DAY)]
+
+
+def test_weights_change_the_order(chain: Ledger, clock: Clock) -> None:
+    """Weights are configurable: importance only puts the most important first."""
+    with _open(chain, clock) as index:
+        by_imp = search(index, "deploy", weights=Weights(0, 0, 1, 0), record=False)
+        by_text = search(index, "deploy", weights=Weights(1, 0, 0, 0), record=False)
+    assert 2 == by_imp[0].seq
+    assert 4 == by_text[0].seq  # "deploy" four times
+
+
+def test_no_match_returns_nothing(chain: Ledger, clock: Clock) -> None:
+    """A query that matches nothing returns nothing, not recent filler."""
+    with _open(chain, clock) as index:
+        assert [] == search(index, "zeppelin")
+        assert [] == search(index, "")
+
+
+def test_filters(chain: Ledger, clock: Clock) -> None:
+    """--type and --tier restrict the candidates; --limit caps the count."""
+    with _open(chain, clock) as index:
+        assert [2] == [h.seq for h in search(index, "deploy", type_="decision")]
+        assert [5] == [h.seq for h in search(index, "deploy", tier="ephemeral")]
+        assert 2 == len(search(index, "deploy", limit=2))
+
+
+def test_filters_look_past_the_first_pool(data_dir: Path) -> None:
+    """A rare type among many matches is still found (the candidate pool grows)."""
+    led = Ledger.init(data_dir, name="pool")
+    led.add_batch([NewEntry(content=f"common word number {i}".encode()) for i in range(120)])
+    led.add(NewEntry(content=b"common word in a lesson", type="lesson", importance=0))
+    with Index.open(data_dir) as index:
+        assert ["lesson"] == [h.type for h in search(index, "common word", type_="lesson")]
+
+
+def test_archived_expired_and_redacted_are_hidden(chain: Ledger, clock: Clock) -> None:
+    """Archived and expired memories appear only with include_archived; redacted never."""
+    redact(chain, 4, "noise")
+    clock.t += 40 * DAY
+    with _open(chain, clock) as index:
+        collect(index)
+        statuses = dict(index.conn.execute("SELECT seq, status FROM memories").fetchall())
+        assert {1: "archived", 3: "archived", 4: "redacted", 5: "expired"} == {
+            k: v for k, v in statuses.items() if v != "active"
+        }
+        assert [2] == [h.seq for h in search(index, "deploy")]
+        assert {1, 2, 5} == {h.seq for h in search(index, "deploy", include_archived=True)}
+
+
+def test_ephemeral_past_its_lifetime_is_hidden_before_gc(chain: Ledger, clock: Clock) -> None:
+    """An ephemeral memory older than its lifetime is not recalled even if GC has not run."""
+    with _open(chain, clock) as index:
+        assert [5] == [h.seq for h in search(index, "temporary token")]
+        clock.t += DAY // 2  # 24 hours after it was made
+        assert [] == search(index, "temporary token")
+        assert 1 == index.counts()["expired"]
+
+
+def test_access_statistics_are_updated(chain: Ledger, clock: Clock) -> None:
+    """Returned memories get one access each (written at close), kept in usage by entry hash."""
+    with _open(chain, clock) as index:
+        returned = [h.seq for h in search(index, "Tuesdays")]
+        search(index, "Tuesdays")
+    with _open(chain, clock) as index:
+        rows = index.conn.execute(
+            "SELECT m.seq, m.access_count, u.access_count, m.last_access FROM memories m "
+            "JOIN usage u ON u.hash = m.hash"
+        ).fetchall()
+        assert [(1, 2, 2, clock.t)] == rows
+        assert [1] == returned
+        assert 1.0 == search(index, "Tuesdays", record=False)[0].parts[3]
+
+
+def test_search_leaves_the_chain_byte_identical(chain: Ledger, clock: Clock) -> None:
+    """Search writes only memory.db."""
+    before = snapshot(chain.layout.root)
+    with _open(chain, clock) as index:
+        search(index, "deploy")
+    assert before == snapshot(chain.layout.root)
+
+
+# -- budget packing ------------------------------------------------------------------
+
+
+def test_budget_skips_what_does_not_fit_and_keeps_filling(data_dir: Path) -> None:
+    """An item over the remaining budget is skipped; smaller ones after it are still taken."""
+    led = Ledger.init(data_dir, name="budget")
+    led.add(NewEntry(content=b"apple " + b"x" * 400, importance=100))  # ~102 tokens, best
+    led.add(NewEntry(content=b"apple short one", importance=50))  # 4 tokens
+    led.add(NewEntry(content=b"apple tiny", importance=0))  # 3 tokens
+    with Index.open(data_dir) as index:
+        hits = search(index, "apple", max_tokens=10, weights=Weights(0, 0, 1, 0))
+    assert [2, 3] == [h.seq for h in hits]
+    assert sum(h.tokens for h in hits) <= 10
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 60), max_size=40),
+    st.integers(0, 200),
+    st.none() | st.integers(1, 20),
+)
+def test_pack_never_exceeds_the_budget_and_is_greedy_maximal(
+    costs: list[int], budget: int, limit: int | None
+) -> None:
+    """Packing stays within the budget and the limit, keeps the order, and every item left out
+    did not fit when its turn came (or came after the limit was reached)."""
+    items = list(enumerate(costs))
+    taken = pack(items, lambda it: it[1], budget=budget, limit=limit)
+    assert sum(c for _, c in taken) <= budget
+    assert limit is None or len(taken) <= limit
+    assert taken == [it for it in items if it in taken]  # order kept
+    used = 0
+    for it in items:
+        if limit is not None and len([t for t in taken if t[0] < it[0]]) >= limit:
+            assert it not in taken
+            continue
+        if it in taken:
+            used += it[1]
+        else:
+            assert it[1] > budget - used  # did not fit at its turn
+    left = budget - sum(c for _, c in taken)
+    if limit is None or len(taken) < limit:
+        assert all(c > left for i, c in items if (i, c) not in taken)
+
+
+# -- hostile queries -------------------------------------------------------------------
+
+HOSTILE = [
+    "",
+    " ",
+    '"',
+    '""',
+    "'",
+    "a AND",
+    "OR OR OR",
+    "NOT",
+    "NEAR(a b, 3)",
+    "content: x",
+    "{content}: x",
+    "x*",
+    "*",
+    "^x",
+    "(",
+    ")",
+    "a + b - c",
+    "-- ; DROP TABLE memories",
+    "\x00",
+    "\ud800",
+    "☕ 🎉",
+    "日本語のテキスト",
+    "Ωμέγα",
+    "x" * 100_000,
+    " ".join(["w"] * 5000),
+    "deploy\ndeploy\ttuesday",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_queries_do_not_error(chain: Ledger, clock: Clock, query: str) -> None:
+    """Quotes, FTS operators, column filters, control characters, unicode, huge and empty
+    strings are searched as plain words, without an error."""
+    with _open(chain, clock) as index:
+        hits = search(index, query)
+    assert all(h.status == "active" for h in hits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_string_is_a_valid_query(query: str) -> None:
+    """For any string, the FTS expression built from it is None or valid FTS5 syntax."""
+    import sqlite3
+
+    match = fts_query(query)
+    if match is None:
+        return
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(c, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t VALUES ('some text')")
+    conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
