@@ -147,12 +147,30 @@ def test_context_command(populated: Cli) -> None:
 
 
 def test_context_command_fails_loudly(populated: Cli) -> None:
-    """A tampered chain: exit 1, the loud line first on stdout, nothing from the bad seq on."""
+    """A line edited after a verified context: the incremental check sees the changed bytes,
+    verifies in full, and fails: exit 1, the loud line first, nothing from the bad seq on."""
     populated.run("context")
-    entry = populated.ok("show", "3", "--json").json()
-    blob_path(populated.root, entry["content"]).write_bytes(b"Staging is on 9999")
+    chain = populated.root / "chain.jsonl"
+    lines = chain.read_bytes().split(b"\n")
+    lines[3] = re.sub(
+        rb'"importance":(\d+)', lambda m: b'"importance":%d' % (int(m[1]) ^ 1), lines[3]
+    )
+    chain.write_bytes(b"\n".join(lines))
     out = populated.run("context")
     assert 1 == out.code
     assert "INTEGRITY FAILURE" in out.out.splitlines()[2]
+    assert "seq 3" in out.out.splitlines()[2]
     assert "Staging is on" not in out.out and "Check the port" not in out.out
     assert "Use pnpm" in out.out
+
+
+def test_context_after_a_verified_point_does_not_reread_old_blobs(populated: Cli) -> None:
+    """Documented limit of the incremental check: a blob swapped after its entry was verified
+    is not seen by `context` (old blobs are not re-read at session start); `verify --full`
+    finds it."""
+    populated.run("context")
+    entry = populated.ok("show", "3", "--json").json()
+    blob_path(populated.root, entry["content"]).write_bytes(b"Staging is on 9999")
+    assert 0 == populated.run("context").code
+    full = populated.run("verify", "--full")
+    assert 1 == full.code and "seq 3" in full.err and "content-mismatch" in full.err
