@@ -113,12 +113,6 @@ def test_auditor_with_the_wrong_chain_id(handed: Handed) -> None:
     assert "is not the pinned b3:" + "0" * 64 in done.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cli/main.py has no `if __name__ == '__main__'` block (and there is no "
-    "__main__.py), so `python -m memory_chain.cli.main verify-proof ...` does nothing and "
-    "exits 0, even with the wrong key",
-)
 def test_auditor_as_a_module(handed: Handed) -> None:
     """`python -m memory_chain.cli.main` behaves as the console script: the ok line and exit 0
     with the right key, exit 1 with another key."""

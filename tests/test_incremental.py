@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 import pytest
 from helpers.cli import Cli
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from memory_chain.chain import verify as verify_module
@@ -356,12 +356,6 @@ def test_forked_checkpoint_at_the_cached_size(chain: Ledger) -> None:
     assert (0, (9, 13, "rewritten")) == (report.verified_from, verdict(report)[3])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: audit._resume accepts a checkpoint below the cached size by its root alone "
-    "(cached.checked[size] == cp.root), so a stored note re-signed by another key is not "
-    "re-checked: incremental says ok, --full fails it (checkpoint-signature)",
-)
 def test_checked_checkpoint_re_signed_by_another_key(chain: Ledger) -> None:
     """A checked checkpoint of size 5 replaced by the same size and root signed by another
     key: incremental and full verify must agree (full: checkpoint-signature at seq 4)."""
@@ -431,6 +425,7 @@ class World:
         self.inc = base / "inc-state"
         self.full = base / "full-state"
         self.n = itertools.count()
+        self.blobs: dict[str, bytes] = {}  # every content added: hash -> bytes
         with state_in(self.inc):
             Ledger.init(self.root, name="prop", signer=Signer(OWNER_SEED)).close()
 
@@ -446,8 +441,10 @@ class World:
 
     def covered(self) -> int:
         """Entries the incremental cache covers (their blobs are not read again)."""
-        chain_id = self.ledger().config.chain_id or ""
-        cached = load_verified(cache_path(self.inc, chain_id))
+        lines = self.lines()
+        if not lines:
+            return 0
+        cached = load_verified(cache_path(self.inc, b3(lines[0])))
         return cached.state.size if cached is not None else 0
 
     def attempt(self, fn: Callable[[], Any]) -> None:
@@ -456,15 +453,58 @@ class World:
             warnings.simplefilter("ignore")  # a torn tail moved to quarantine
             fn()
 
+    def add(self) -> None:
+        content = f"p {next(self.n)}".encode()
+        self.blobs[b3(content)] = content
+        self.attempt(lambda: self.ledger().add(NewEntry(content)))
+
+    def full_verdict(self) -> tuple[Any, ...]:
+        with state_in(self.full):
+            return verdict(verify_ledger(self.ledger(), incremental=False))
+
+    def changed_blobs(self, covered: int) -> list[Path]:
+        """Blob files of the first ``covered`` entries that are gone or no longer match."""
+        store = self.ledger().store
+        out = []
+        for line in self.lines()[:covered]:
+            with contextlib.suppress(orjson.JSONDecodeError, KeyError, TypeError):
+                h = orjson.loads(line)["content"]
+                if h is not None and store.get(h) != self.blobs.get(h):
+                    out.append(store.path(h))
+        return out
+
     def compare(self) -> None:
+        covered = self.covered()
         with state_in(self.inc):
             inc = verify_ledger(self.ledger())
-        with state_in(self.full):
-            full = verify_ledger(self.ledger(), incremental=False)
-        assert verdict(full) == verdict(inc), (inc, full)
-        f = full.failure
-        event(f"verdict: {'ok' if f is None else f.reason}")
+        full = self.full_verdict()
+        if full != verdict(inc):
+            # Only the documented gap may tell them apart: blobs of entries the cache
+            # covered were deleted (say, by a redaction since cut off) or edited. With
+            # those blobs put back, the full verdict must be the incremental one.
+            changed = self.changed_blobs(covered)
+            assert changed, (inc, full)
+            assert full[3] is not None and full[3][2] in ("missing-content", "content-mismatch")
+            saved = {path: path.read_bytes() if path.exists() else None for path in changed}
+            for path in changed:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(self.blobs[b3_of(path)])
+            try:
+                assert self.full_verdict() == verdict(inc), (inc, full)
+            finally:
+                for path, data in saved.items():
+                    if data is None:
+                        path.unlink()
+                    else:
+                        path.write_bytes(data)
+            event("documented gap: a covered entry's blob changed after it was verified")
+        event(f"verdict: {'ok' if full[3] is None else full[3][2]}")
         event(f"resumed: {inc.verified_from > 0}")
+
+
+def b3_of(blob: Path) -> str:
+    """The content hash a blob file is stored under (content/<2 hex>/<62 hex>)."""
+    return "b3:" + blob.parent.name + blob.name
 
 
 OPS = st.one_of(
@@ -502,7 +542,7 @@ def apply(world: World, op: str, arg: int) -> None:
     lines = world.lines()
     if op == "add":
         for _ in range(arg):
-            world.attempt(lambda: world.ledger().add(NewEntry(f"p {next(world.n)}".encode())))
+            world.add()
     elif op == "verify":
         world.compare()
     elif op == "checkpoint":
@@ -550,6 +590,9 @@ def apply(world: World, op: str, arg: int) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(ops=st.lists(OPS, min_size=1, max_size=12))
+# The documented gap, reached without touching a blob: a verified entry is redacted
+# (its blob deleted), then the redaction is cut off.
+@example(ops=[("add", 1), ("verify", 0), ("redact", 0), ("truncate", 1)])
 def test_incremental_equals_full(ops: list[tuple[str, int]]) -> None:
     """For random adds, verifies, checkpoints, redactions and tamperings (edited lines,
     truncations with or without head.json, re-signed rewrites, deleted or edited blobs of

@@ -65,28 +65,25 @@ def note(ledger: Ledger, size: int, lines: list[bytes] | None = None) -> Checkpo
 
 
 def test_location_env_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """$MEMORY_CHAIN_STATE_DIR wins over config.json's state_dir and $XDG_STATE_HOME."""
-    ledger = Ledger.init(tmp_path / "c", name="w")
-    ledger.config.data["state_dir"] = str(tmp_path / "from-config")
-    ledger.config.save(ledger.layout)
+    """$MEMORY_CHAIN_STATE_DIR wins over $XDG_STATE_HOME."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("MEMORY_CHAIN_STATE_DIR", str(tmp_path / "from-env"))
-    checkpoint(Ledger(ledger.layout.root))
+    checkpoint(Ledger.init(tmp_path / "c", name="w"))
     assert (tmp_path / "from-env" / "witness.json").is_file()
-    assert not (tmp_path / "from-config").exists()
     assert not (tmp_path / "xdg").exists()
 
 
-def test_location_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Without the env variable, config.json's "state_dir" (~ expanded) wins over XDG."""
+def test_location_not_from_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A "state_dir" in config.json is ignored: whoever writes the data directory must not
+    be able to point the witness (or the cache) elsewhere."""
     monkeypatch.delenv("MEMORY_CHAIN_STATE_DIR")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     ledger = Ledger.init(tmp_path / "c", name="w")
-    ledger.config.data["state_dir"] = "~/my-state"
+    ledger.config.data["state_dir"] = str(tmp_path / "elsewhere")
     ledger.config.save(ledger.layout)
     checkpoint(Ledger(ledger.layout.root))
-    assert (tmp_path / "home" / "my-state" / "witness.json").is_file()
-    assert not (tmp_path / "xdg").exists()
+    assert (tmp_path / "xdg" / "memory-chain" / "witness.json").is_file()
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_location_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -104,7 +101,7 @@ def test_location_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     root = tmp_path / "c"
     checkpoint(Ledger.init(root, name="w"))
     state = tmp_path / "home" / ".local" / "state" / "memory-chain"
-    assert state == resolve_state_dir(None)
+    assert state == resolve_state_dir()
     assert (state / "witness.json").is_file()
     assert [] != list((state / "verified").iterdir())
     assert [] == [p for p in root.rglob("*") if "witness" in p.name or p.suffix == ".state"]
