@@ -1093,12 +1093,30 @@ def export_archive(
     first = from_seq or 0
     if first < 0 or (to_seq is not None and to_seq < first):
         raise InputError(f"no entries from seq {first} to {to_seq}")
+    # The directory first, with its checkpoints and the witness: an archive
+    # verifies only against what it carries, so a chain cut below a
+    # checkpoint it leaves out must be refused here.
+    from .audit import verify_ledger
+
+    report = verify_ledger(ledger)
+    if not report.ok:
+        raise IntegrityError(
+            f"the chain does not verify, so it is not exported: {report.failure}",
+            reason=report.failure.reason if report.failure else "unverified",
+            seq=report.failure.seq if report.failure else None,
+            hint="run `memory-chain verify` for the full report",
+        )
     maybe_partial = first > 0 or to_seq is not None
     scan = _scan(ledger, first, maybe_partial)
     size = scan.count
     last = size - 1 if to_seq is None else to_seq
     if size == 0:
         raise ChainStateError(f"{ledger.layout.chain} holds no entry")
+    if first >= size:
+        raise InputError(
+            f"no entry with seq {first} (the chain has {size})",
+            hint="`memory-chain log` lists the entries",
+        )
     if last >= size:
         raise InputError(
             f"no entry with seq {last} (the chain has {size})",

@@ -24,7 +24,7 @@ from pathlib import Path
 import blake3
 
 from .canonical import b3
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, origin_of
 from .checkpoint_store import latest_checkpoint, load_checkpoints
 from .config import resolve_state_dir
 from .entry import HASH_RE, MAX_LINE_BYTES
@@ -32,7 +32,6 @@ from .errors import ChainStateError, InputError, OperationalError
 from .head import Head, load_head
 from .incremental import Verified, cache_path, load_verified, save_verified
 from .ledger import Ledger
-from .parallel import verify_parallel
 from .verify import ChainState, Failure, Report, verify_lines
 from .witness import Witness
 
@@ -96,7 +95,11 @@ def _resume(
     for cp in checkpoints:
         if cp.size == s.size:
             # The cached frontier is the tree at exactly this size.
-            if cp.root != s.frontier.root() or not cp.signed_by(s.key or ""):
+            if (
+                cp.root != s.frontier.root()
+                or cp.origin != origin_of(s.chain_id or "")
+                or not cp.signed_by(s.key or "")
+            ):
                 return None
         elif cp.size < s.size and b3(cp.text) not in cached.checked:
             return None
@@ -155,10 +158,12 @@ def verify_ledger(
     try:
         cache = cache_path(state_dir, genesis_id) if genesis_id is not None else None
         resumed = None
+        resumed_checked: set[str] = set()
         if incremental and from_seq == 0 and cache is not None:
             resumed = _resume(load_verified(cache), prefix, checkpoints, trusted_key, chain_id)
         if resumed is not None:
             state, start, checked = resumed.state, resumed.offset, set(resumed.checked)
+            resumed_checked = set(checked)
         else:
             state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
             start, checked = 0, set()
@@ -174,7 +179,11 @@ def verify_ledger(
             checked.update(b3(cp.text) for cp in checkpoints if cp.size <= report.size)
             covered = end - report.torn_tail
             state.trusted_key = state.pinned_chain_id = None
-            save_verified(cache, Verified(covered, prefix.digest_to(covered), state, checked))
+            unchanged = resumed is not None and (
+                resumed.offset == covered and checked == resumed_checked
+            )
+            if not unchanged:  # nothing new: skip rewriting megabytes of cache
+                save_verified(cache, Verified(covered, prefix.digest_to(covered), state, checked))
             largest = max(checkpoints, key=lambda cp: cp.size, default=None)
             if largest is not None and largest.size <= report.size:
                 witness.record(largest)
@@ -199,6 +208,8 @@ def _run(
     lines = ledger.iter_lines(start, end)
     n = workers if workers is not None else default_workers(ledger.layout.chain)
     if n > 1 and end - start >= AUTO_PARALLEL_BYTES // 4:
+        from .parallel import verify_parallel  # multiprocessing: ~40 ms to import
+
         return verify_parallel(
             lines,
             content_root=ledger.layout.content,
