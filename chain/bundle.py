@@ -31,6 +31,7 @@ from .merkle import BLAKE3, ProofError, verify_inclusion
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "NOT_A_BUNDLE",
     "BundleError",
     "Proved",
     "ProvedLine",
@@ -41,6 +42,8 @@ __all__ = [
 
 BUNDLE_FORMAT: Final = "memory-chain-proof/1"
 MAX_BUNDLE_BYTES: Final = 16 << 20
+#: The reason of a file that is no bundle at all (bad input, not a failed proof).
+NOT_A_BUNDLE: Final = "not-a-bundle"
 
 
 class BundleError(ValueError):
@@ -172,13 +175,13 @@ def verify_bundle(
     if trusted_key is None and chain_id is None:
         raise BundleError("unpinned", "pin a key or a chain id: a bundle alone proves nothing")
     if len(data) > MAX_BUNDLE_BYTES:
-        raise BundleError("malformed", "bundle is larger than 16 MiB")
+        raise BundleError(NOT_A_BUNDLE, "bundle is larger than 16 MiB")
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
-        raise BundleError("malformed", "bundle is not JSON") from None
+        raise BundleError(NOT_A_BUNDLE, "the file is not JSON, so not a proof bundle") from None
     if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
-        raise BundleError("malformed", f"not a {BUNDLE_FORMAT} bundle")
+        raise BundleError(NOT_A_BUNDLE, f"not a {BUNDLE_FORMAT} bundle")
     try:
         cp = parse_checkpoint(_field(obj, "checkpoint", str).encode())
     except CheckpointError as exc:

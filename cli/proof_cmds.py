@@ -113,7 +113,7 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
         memory-chain verify-proof entry12.proof.json --trusted-key agent.pub
         memory-chain verify-proof entry12.proof.json --chain-id b3:1abc6b34...
     """
-    from memory_chain.chain.bundle import BundleError, verify_bundle
+    from memory_chain.chain.bundle import NOT_A_BUNDLE, BundleError, verify_bundle
     from memory_chain.chain.entry import HASH_RE
     from memory_chain.chain.errors import InputError, IntegrityError
 
@@ -129,6 +129,10 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
     except BundleError as exc:
         if exc.reason == "unpinned":
             raise InputError(exc.message, hint="pass --trusted-key or --chain-id") from None
+        if exc.reason == NOT_A_BUNDLE:
+            raise InputError(
+                f"{file}: {exc.message}", hint="`memory-chain prove SEQ -o FILE` writes one"
+            ) from None
         raise IntegrityError(
             f"the proof does not verify: {exc.message}", reason=exc.reason
         ) from None

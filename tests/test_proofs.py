@@ -638,20 +638,9 @@ NOT_A_BUNDLE = {
     "wrong-format": b'{"format": "memory-chain-proof/999", "entry": {}}\n',
     "no-format": b'{"checkpoint": "x"}\n',
 }
-EXIT_1_TODAY = pytest.mark.xfail(
-    strict=True,
-    reason="bug: verify-proof reports an unreadable/non-bundle file as 'does not verify' "
-    "(exit 1, reason malformed) instead of exit 2",
-)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=() if name == "missing-file" else EXIT_1_TODAY)
-        for name in NOT_A_BUNDLE
-    ],
-)
+@pytest.mark.parametrize("name", list(NOT_A_BUNDLE))
 def test_verify_proof_unreadable(name: str, populated: Cli, tmp_path: Path) -> None:
     """verify-proof on a missing, garbage, non-JSON or non-bundle file exits 2 with one
     error line (its help: "2 when it cannot be read")."""
