@@ -5,6 +5,7 @@ Run from the repository root::
 
     python benchmarks/ledger.py            # full size (100k-entry chain), several minutes
     python benchmarks/ledger.py --quick    # smoke test (10k-entry chain), about a minute
+    python benchmarks/ledger.py --only speedup --chain DIR   # 2 workers vs 1, on a chain
 
 Every ratio is computed against a baseline measured in the same run, on the
 same machine, interleaved with the measurement where that is possible, so
@@ -16,6 +17,7 @@ Always exits 0: this is a measurement, not a gate.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import itertools
 import os
@@ -268,7 +270,7 @@ def bench_verify(led: Ledger, n: int, sizes: Sizes) -> dict[str, Any]:
 
     def parallel() -> None:
         r = verify_parallel(
-            led.iter_lines(), content_root=led.layout.content, workers=sizes.workers
+            led.layout.chain, content_root=led.layout.content, workers=sizes.workers
         )
         assert r.ok and r.size == n, r
 
@@ -309,6 +311,85 @@ def bench_verify(led: Ledger, n: int, sizes: Sizes) -> dict[str, Any]:
         "cpu_ratio": {k: median(v) for k, v in cpu_ratios.items()},
         "blob_share_single": 1 - med_rate["single"] / med_rate["single_noblobs"],
     }
+
+
+def measure_verify_speedup(
+    chain_dir: Path,
+    *,
+    workers: int = 2,
+    rounds: int = 3,
+    wait: bool = True,
+    lines: bool = False,
+) -> dict[str, Any]:
+    """Full verify of the chain in ``chain_dir``: ``workers`` processes against one.
+
+    One round is a single-process ``verify_lines`` (with blobs) and a
+    ``verify_parallel`` of the chain file (pool start-up included), in an
+    order that alternates between rounds, each after waiting (at most 60 s)
+    for other load to drop below QUIET_CORES unless ``wait`` is False.
+    With ``lines``, each round also times ``verify_parallel`` fed the lines
+    of ``Ledger.iter_lines`` (the slower form, for callers that only have
+    an iterable). Both verdicts must be equal. Returns the per-run meters,
+    the medians and the speedup (median single wall / median parallel
+    wall, and the median of the per-round ratios). Importable::
+
+        from ledger import measure_verify_speedup  # with benchmarks/ on sys.path
+        measure_verify_speedup(Path("/path/to/data-dir"))["speedup"]
+    """
+    led = Ledger(chain_dir)
+    content = led.layout.content
+    verdicts: dict[str, Any] = {}
+
+    def single() -> None:
+        verdicts["single"] = verify_lines(led.iter_lines(), blobs=led.store.get)
+
+    def parallel() -> None:
+        verdicts["parallel"] = verify_parallel(
+            led.layout.chain, content_root=content, workers=workers
+        )
+
+    def parallel_lines() -> None:
+        verdicts["parallel_lines"] = verify_parallel(
+            led.iter_lines(), content_root=content, workers=workers
+        )
+
+    cases: dict[str, Callable[[], None]] = {"single": single, "parallel": parallel}
+    if lines:
+        cases["parallel_lines"] = parallel_lines
+    # Warm-up: imports, the page cache (chain and blobs), the pool code path.
+    verify_lines(itertools.islice(led.iter_lines(), 2000), blobs=led.store.get)
+    parallel()
+    runs: dict[str, list[dict[str, float]]] = {k: [] for k in cases}
+    n = verdicts["parallel"].size
+    for rnd in range(rounds):
+        order = list(cases) if rnd % 2 == 0 else list(reversed(cases))
+        for name in order:
+            if wait:
+                wait_quiet()
+            runs[name].append(Meter.run(cases[name]).as_dict(n))
+        for name in cases:
+            assert verdicts[name] == verdicts["single"], (name, verdicts[name])
+    walls = {k: [r["wall_s"] for r in v] for k, v in runs.items()}
+    med = {k: median(v) for k, v in walls.items()}
+    out: dict[str, Any] = {
+        "entries": n,
+        "ok": verdicts["single"].ok,
+        "workers": workers,
+        "rounds": rounds,
+        "runs": runs,
+        "median_wall_s": med,
+        "median_rate": {k: n / v for k, v in med.items()},
+        "background_cores_max": max(r["background_cores"] for v in runs.values() for r in v),
+    }
+    for k in cases:
+        if k != "single":
+            suffix = k[len("parallel") :]
+            out["speedup" + suffix] = med["single"] / med[k]
+            out["round_speedups" + suffix] = [
+                s / p for s, p in zip(walls["single"], walls[k], strict=True)
+            ]
+            out["median_round_speedup" + suffix] = median(out["round_speedups" + suffix])
+    return out
 
 
 # -- 2. verify memory ------------------------------------------------------
@@ -563,6 +644,19 @@ def rows(r: dict[str, Any]) -> list[dict[str, Any]]:
                 target,
                 ok,
             )
+    if "speedup" in r:
+        sp = r["speedup"]
+        med = sp["median_wall_s"]
+        row(
+            f"1 verify, {sp['workers']} workers vs 1 process, blobs ({sp['entries']:,})",
+            f"{sp['median_rate']['parallel']:,.0f}/s (rounds: "
+            + ", ".join(f"{x:.2f}" for x in sp["round_speedups"])
+            + ")",
+            f"1 process {sp['median_rate']['single']:,.0f}/s",
+            med["single"] / med["parallel"],
+            ">= 1.8",
+            sp["speedup"] >= 1.8,
+        )
     if "memory" in r:
         mm = r["memory"]
         big, small = mm[f"single_{mm['big']}"], mm[f"single_{mm['small']}"]
@@ -693,8 +787,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--only",
-        default="verify,memory,add,batch,cli",
-        help="comma-separated subset of: verify,memory,add,batch,cli",
+        default="verify,speedup,memory,add,batch,cli",
+        help="comma-separated subset of: verify,speedup,memory,add,batch,cli",
+    )
+    p.add_argument(
+        "--chain",
+        type=Path,
+        default=None,
+        help="verify and speedup only: measure this existing data directory instead of "
+        "building a chain",
     )
     args = p.parse_args(argv)
     sizes = QUICK if args.quick else FULL
@@ -719,9 +820,13 @@ def main(argv: list[str] | None = None) -> int:
 
     t_all = perf()
     try:
-        need_big = bool(only & {"verify", "memory", "add"})
+        need_big = bool(only & {"verify", "speedup", "memory", "add"})
         big = small = None
-        if need_big:
+        if args.chain is not None:
+            only &= {"verify", "speedup"}
+            big = Ledger(args.chain)
+            sizes = dataclasses.replace(sizes, big=sum(1 for _ in big.iter_lines()))
+        elif need_big:
             log(f"building a {sizes.big:,}-entry chain in {tmp}")
             big, build_rate = build_chain(tmp / "big", sizes.big, corpus, sizes.build_batch)
             results["build"] = {"entries": sizes.big, "adds_per_s": build_rate}
@@ -737,6 +842,15 @@ def main(argv: list[str] | None = None) -> int:
                 built.close()
         if "verify" in only and big is not None:
             results["verify"] = block("verify", lambda: bench_verify(big, sizes.big, sizes))
+        if "speedup" in only and big is not None:
+            log(f"verify speedup, {sizes.workers} workers vs 1 process")
+            chain_dir = big.layout.root
+            results["speedup"] = block(
+                "speedup",
+                lambda: measure_verify_speedup(
+                    chain_dir, workers=sizes.workers, rounds=sizes.verify_reps, wait=_wait_quiet
+                ),
+            )
         if "memory" in only:
             results["memory"] = block(
                 "memory", lambda: bench_memory(tmp / "big", sizes.big, sizes.mem_small, sizes)
