@@ -19,6 +19,7 @@ from .bundle import BundleError, ProvedLine, key_at, make_bundle, verify_bundle
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
 from .checkpoint_store import latest_checkpoint
 from .errors import InputError, IntegrityError, OperationalError
+from .head import load_head
 from .ledger import Ledger
 from .merkle import BLAKE3, ProofError, consistency_proof, inclusion_proof, verify_consistency
 
@@ -111,6 +112,12 @@ def prove_entry(
         raise InputError(f"entry {seq} is not in {checkpoint.describe()} (size {checkpoint.size})")
     cp = checkpoint or latest_checkpoint(ledger.layout)
     if cp is None or cp.size <= seq:
+        head = load_head(ledger.layout)
+        if head is not None and seq >= head.size:  # before writing a checkpoint
+            raise InputError(
+                f"no entry with seq {seq} (the chain has {head.size})",
+                hint="`memory-chain log` lists the entries",
+            )
         from .checkpointing import checkpoint as make
 
         cp = make(ledger).checkpoint

@@ -59,6 +59,17 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
     "show-missing-seq": (("show", "99"), b""),
     "init-existing-chain": (("init",), b""),
     "trusted-key-garbage": (("verify", "--trusted-key", "not-a-key"), b""),
+    "prove-missing-seq": (("prove", "99"), b""),
+    "prove-missing-checkpoint": (("prove", "1", "--checkpoint", "999"), b""),
+    "consistency-missing-checkpoints": (("consistency", "1", "2"), b""),
+    "verify-proof-missing-file": (
+        ("verify-proof", "/nonexistent.json", "--chain-id", "b3:" + "0" * 64),
+        b"",
+    ),
+    "verify-proof-bad-chain-id": (("verify-proof", "-", "--chain-id", "nope"), b"{}"),
+    "verify-proof-unpinned": (("verify-proof", "-"), b"{}"),
+    "export-from-beyond-end": (("export", "/tmp/never-written.tar", "--from", "99"), b""),
+    "import-missing-archive": (("import", "/nonexistent.tar", "--dir", "/tmp/never-made"), b""),
 }
 
 
