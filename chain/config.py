@@ -14,6 +14,7 @@ The directory is ``--dir``, else ``$MEMORY_CHAIN_DIR``, else
     checkpoint      the latest signed checkpoint (a C2SP signed note)
     checkpoints/    every checkpoint made, <tree size>.note
     anchors.jsonl   anchor records (EVM transactions), when anchored
+    anchor.lock     flock target that serialises `memory-chain anchor` runs
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Layout:
     """Paths inside one data directory (computed once: they are on the add path)."""
 
     __slots__ = (
+        "anchor_lock",
         "anchors",
         "chain",
         "checkpoint",
@@ -87,6 +89,7 @@ class Layout:
         self.checkpoint = root / "checkpoint"
         self.checkpoints = root / "checkpoints"
         self.anchors = root / "anchors.jsonl"
+        self.anchor_lock = root / "anchor.lock"
         # Checked on every write (an interrupted key rotation), so kept as strings.
         self.next_keys = (str(root / "agent.key.next"), str(root / "agent.key.enc.next"))
 

@@ -15,10 +15,11 @@ from typing import Any, Final
 
 import orjson
 
+from .anchors import read_anchors
 from .bundle import BundleError, ProvedLine, key_at, make_bundle, verify_bundle
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
 from .checkpoint_store import latest_checkpoint
-from .errors import InputError, IntegrityError, OperationalError
+from .errors import InputError, IntegrityError
 from .head import load_head
 from .ledger import Ledger
 from .merkle import BLAKE3, ProofError, consistency_proof, inclusion_proof, verify_consistency
@@ -75,31 +76,13 @@ def _read_tree(ledger: Ledger, size: int, want: set[int]) -> _Tree:
 
 
 def read_anchor_records(ledger: Ledger, cp: Checkpoint) -> list[dict[str, Any]]:
-    """Anchor records (anchors.jsonl) that commit to ``cp``'s size and root."""
-    try:
-        raw = ledger.layout.anchors.read_bytes()
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise OperationalError(f"cannot read {ledger.layout.anchors}: {exc.strerror}") from None
-    out = []
-    root = cp.root.hex()
-    for line in raw.splitlines():
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if (
-            isinstance(rec, dict)
-            and rec.get("tree_size") == cp.size
-            and rec.get("root")
-            in (
-                root,
-                "0x" + root,
-            )
-        ):
-            out.append(rec)
-    return out
+    """Anchor records (anchors.jsonl, merged per transaction) for ``cp``'s size and root.
+
+    The signed raw transaction is left out: a bundle needs the reference, not
+    the bytes that were broadcast.
+    """
+    found = read_anchors(ledger.layout).for_checkpoint(cp.size, cp.root)
+    return [{k: v for k, v in rec.items() if k != "raw_tx"} for rec in found]
 
 
 def prove_entry(

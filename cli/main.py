@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from .anchor_cmds import anchor
 from .archive_cmds import export, import_
 from .common import CONTEXT_SETTINGS, dir_option
 from .index_cmds import context, gc, reindex, restore, search
@@ -55,6 +56,7 @@ for command in (
     consistency,
     export,
     import_,
+    anchor,
 ):
     cli.add_command(command)
 for command in (search, context, reindex, gc, restore):
