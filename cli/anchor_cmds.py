@@ -303,17 +303,19 @@ def run_anchor_audit(
     return verify_anchors(ledger, [connect(n) for n in nets], senders=senders)
 
 
+def anchor_json(report: AnchorReport) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "chain_size": report.chain_size,
+        "anchors": [f.as_dict() for f in report.findings],
+        "scanned": {k: list(v) for k, v in report.scanned.items()},
+        "skipped_lines": report.skipped_lines,
+    }
+
+
 def print_anchor_report(report: AnchorReport, as_json: bool) -> None:
     if as_json:
-        emit_json(
-            {
-                "ok": report.ok,
-                "chain_size": report.chain_size,
-                "anchors": [f.as_dict() for f in report.findings],
-                "scanned": {k: list(v) for k, v in report.scanned.items()},
-                "skipped_lines": report.skipped_lines,
-            }
-        )
+        emit_json(anchor_json(report))
         return
     for why in report.skipped_lines:
         click.echo(f"warning: anchors.jsonl {why}; ignored", err=True)

@@ -19,6 +19,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from memory_chain.anchor.audit import Finding
+    from memory_chain.chain.bundle import Proved
     from memory_chain.chain.checkpoint import Checkpoint
     from memory_chain.chain.ledger import Ledger
 
@@ -100,8 +102,29 @@ def prove(seq: int, with_content: bool, output: str | None, against: str | None)
     help="The chain's genesis key or a key it rotated to (ed25519:<hex> or a .pub file).",
 )
 @click.option("--chain-id", metavar="ID", help="The chain id (b3:<hex>) the proof must be for.")
+@click.option(
+    "--rpc",
+    "rpc_url",
+    metavar="URL",
+    help="Also check the bundle's anchor references against this EVM node.",
+)
+@click.option(
+    "--confirmations",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="With --rpc: confirmations each anchor needs.",
+)
 @json_option
-def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_json: bool) -> None:
+def verify_proof(
+    file: str,
+    trusted_key: str | None,
+    chain_id: str | None,
+    rpc_url: str | None,
+    confirmations: int,
+    as_json: bool,
+) -> None:
     """Verify a proof bundle (from `prove`) or a consistency proof, offline.
 
     Needs nothing but FILE and a pin: --trusted-key or --chain-id for a
@@ -112,6 +135,8 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
     Example:
         memory-chain verify-proof entry12.proof.json --trusted-key agent.pub
         memory-chain verify-proof entry12.proof.json --chain-id b3:1abc6b34...
+        memory-chain verify-proof entry12.proof.json --trusted-key agent.pub \\
+            --rpc https://sepolia.base.org
     """
     from memory_chain.chain.bundle import NOT_A_BUNDLE, BundleError, verify_bundle
     from memory_chain.chain.entry import HASH_RE
@@ -122,6 +147,8 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
     if chain_id is not None and HASH_RE.fullmatch(chain_id) is None:
         raise InputError(f"not a chain id: {chain_id!r}", hint="a chain id is b3:<64 hex>")
     if _format_of(data) == "memory-chain-consistency/1":
+        if rpc_url is not None:
+            raise InputError("--rpc checks a proof bundle's anchors; this is a consistency proof")
         _verify_consistency_file(data, key, as_json)
         return
     try:
@@ -136,10 +163,15 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
         raise IntegrityError(
             f"the proof does not verify: {exc.message}", reason=exc.reason
         ) from None
+    findings = None
+    if rpc_url is not None:
+        findings = _check_anchor_references(proved, rpc_url, confirmations)
+    anchors_ok = findings is None or (bool(findings) and all(f.status == "valid" for f in findings))
     if as_json:
         emit_json(
             {
-                "ok": True,
+                "ok": anchors_ok,
+                "anchors_checked": None if findings is None else [f.as_dict() for f in findings],
                 "chain_id": proved.chain_id,
                 "seq": proved.seq,
                 "entry": proved.entry,
@@ -152,6 +184,8 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
                 "anchors": proved.anchors,
             }
         )
+        if not anchors_ok:
+            raise SystemExit(1)
         return
     e = proved.entry
     click.echo(
@@ -160,8 +194,39 @@ def verify_proof(file: str, trusted_key: str | None, chain_id: str | None, as_js
     )
     if proved.content is not None:
         click.echo("content matches the entry's hash")
-    if proved.anchors:
-        click.echo(f"{len(proved.anchors)} anchor reference(s) carried (not checked offline)")
+    if findings is not None:
+        _print_anchor_findings(findings)
+    elif proved.anchors:
+        click.echo(
+            f"{len(proved.anchors)} anchor reference(s) carried "
+            "(not checked offline; --rpc URL checks them)"
+        )
+
+
+def _check_anchor_references(proved: Proved, url: str, confirmations: int) -> list[Finding]:
+    from memory_chain.anchor.audit import check_references
+    from memory_chain.anchor.payload import payload_of
+
+    return check_references(url, payload_of(proved.checkpoint), proved.anchors, confirmations)
+
+
+def _print_anchor_findings(findings: list[Finding]) -> None:
+    from memory_chain.chain.errors import IntegrityError
+
+    if not findings:
+        raise IntegrityError(
+            "the bundle carries no anchor reference to check",
+            reason="unanchored",
+            hint="anchor the chain (`memory-chain anchor`), then prove again",
+        )
+    for f in findings:
+        line = f"anchor {f.tx} on {f.network}: {f.status}"
+        if f.status == "valid":
+            click.echo(f"{line} (block {f.block}, {f.confirmations} confirmation(s))")
+        else:
+            click.echo(f"{line}: {f.detail} ({f.reason})", err=True)
+    if any(f.status != "valid" for f in findings):
+        raise SystemExit(1)
 
 
 def _format_of(data: bytes) -> object:

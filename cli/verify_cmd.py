@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .anchor_cmds import anchor_json, print_anchor_report
 from .common import (
     CONTEXT_SETTINGS,
     dir_option,
@@ -49,6 +50,14 @@ from .common import (
     default=None,
     help="Verify an export archive (memory-chain export) instead of a data directory.",
 )
+@click.option(
+    "--anchors",
+    "with_anchors",
+    is_flag=True,
+    help="Then check every EVM anchor too, as `memory-chain anchor verify` does.",
+)
+@click.option("--network", metavar="NAME", help="With --anchors: only this network.")
+@click.option("--rpc", "rpc_url", metavar="URL", help="With --anchors: the node's JSON-RPC URL.")
 @dir_option
 @json_option
 def verify(
@@ -58,6 +67,9 @@ def verify(
     workers: int | None,
     full: bool,
     bundle: str | None,
+    with_anchors: bool,
+    network: str | None,
+    rpc_url: str | None,
     as_json: bool,
 ) -> None:
     """Check every entry's format, link, signature, key and content, and every checkpoint.
@@ -77,7 +89,12 @@ def verify(
         memory-chain verify --full --workers 2
         memory-chain verify --trusted-key ed25519:3b6a27bc... --json
         memory-chain verify --bundle backup.tar.gz --chain-id b3:5f10d0db...
+        memory-chain verify --anchors --network base-sepolia
     """
+    from memory_chain.chain.errors import InputError
+
+    if not with_anchors and (network or rpc_url):
+        raise InputError("--network and --rpc go with --anchors")
     if bundle is not None:
         from .archive_cmds import verify_bundle_file
 
@@ -94,10 +111,16 @@ def verify(
         incremental=not full,
     )
     f = report.failure
+    audit = None
+    if with_anchors and f is None:
+        from .anchor_cmds import run_anchor_audit
+
+        audit = run_anchor_audit(network, rpc_url, None)
     if as_json:
         emit_json(
             {
-                "ok": report.ok,
+                **({"anchors": anchor_json(audit)} if audit is not None else {}),
+                "ok": report.ok and (audit is None or audit.ok),
                 "entries": report.size,
                 "head": report.head,
                 "chain_id": report.chain_id,
@@ -132,3 +155,8 @@ def verify(
         else:
             scope = ""
         click.echo(f"ok: {report.size} entries verified{scope}; head {report.head}")
+    if audit is not None:
+        if not as_json:
+            print_anchor_report(audit, False)
+        if not audit.ok:
+            sys.exit(1)

@@ -27,6 +27,7 @@ IGNORED = shutil.ignore_patterns(
     ".pytest_cache",
     ".hypothesis",
     "results",  # benchmarks/results: cached benchmark chains, gitignored
+    "node_modules",  # anvil and solc, from npm: test tools, not the package
 )
 
 
@@ -62,7 +63,14 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         n
         for n in code
         if n.endswith(".py")
-        and not n.startswith(("memory_chain/chain/", "memory_chain/cli/", "memory_chain/index/"))
+        and not n.startswith(
+            (
+                "memory_chain/anchor/",
+                "memory_chain/chain/",
+                "memory_chain/cli/",
+                "memory_chain/index/",
+            )
+        )
     ]
     assert {
         "memory_chain/chain/__init__.py",
@@ -70,7 +78,13 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/index/__init__.py",
         "memory_chain/index/db.py",
     } <= set(code)
-    assert {"memory_chain/chain/py.typed", "memory_chain/index/py.typed"} <= set(code)
+    assert {
+        "memory_chain/anchor/py.typed",
+        "memory_chain/anchor/contracts/MemoryChainAnchors.json",
+        "memory_chain/anchor/contracts/MemoryChainAnchors.sol",
+        "memory_chain/chain/py.typed",
+        "memory_chain/index/py.typed",
+    } <= set(code)
 
 
 def test_wheel_declares_the_console_script(wheel: Path) -> None:
@@ -105,7 +119,9 @@ def test_plain_install_into_a_fresh_venv(source: Path, tmp_path: Path) -> None:
             str(venv / "bin" / "python"),
             "-c",
             "import memory_chain.chain, memory_chain.cli, memory_chain.cli.main, "
-            "memory_chain.index.db",
+            "memory_chain.index.db, memory_chain.anchor.post\n"
+            "from memory_chain.anchor.artifact import load_artifact\n"
+            "assert load_artifact().deployed_bytecode",
         ],
         capture_output=True,
         text=True,
@@ -129,3 +145,42 @@ def test_cli_import_is_lazy() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert ["", "True"] == result.stdout.split("\n")[:2]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["add", "a memory", "--type", "decision"],
+        ["anchor", "status"],
+        ["anchor", "--help"],
+        ["verify"],
+    ],
+    ids=" ".join,
+)
+def test_commands_other_than_anchoring_do_not_import_web3(argv: list[str], tmp_path: Path) -> None:
+    """Only the anchoring commands load web3: add, verify, status and help run without it."""
+    data = tmp_path / "data"
+    probe = (
+        "import sys\n"
+        "from memory_chain.cli.main import main\n"
+        f"for argv in (['init', '--name', 't'], {argv!r}):\n"
+        "    try:\n"
+        f"        main(['--dir', {str(data)!r}, *argv])\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code in (0, None), exc.code\n"
+        "print('web3' in sys.modules, 'eth_account' in sys.modules)\n"
+        "import memory_chain.anchor.rpc  # control: the probe does see web3 load\n"
+        "from memory_chain.anchor.networks import BUILT_IN\n"
+        "memory_chain.anchor.rpc.Rpc(BUILT_IN['anvil'], 'http://127.0.0.1:1')\n"
+        "print('web3' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert 0 == result.returncode, result.stderr
+    assert ["False False", "True"] == result.stdout.strip().splitlines()[-2:]
