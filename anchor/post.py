@@ -285,7 +285,16 @@ def anchor(
             dropped.update(state="dropped", time=now(), reason=exc.message)
             append_record(layout, dropped)
             raise
-        receipt = waiter.settle(tx, net.confirmations)
+        try:
+            receipt = waiter.settle(tx, net.confirmations)
+        except OperationalError as exc:
+            if tx in exc.message:
+                raise  # the waiter's own timeout, which names the transaction already
+            raise OperationalError(
+                f"{exc.message} while waiting for transaction {tx}, which is recorded as sent",
+                hint="run `memory-chain anchor` again when the node is back: it completes "
+                "the same transaction",
+            ) from None
         if receipt is None:
             raise OperationalError(
                 f"the node accepted transaction {tx}, then forgot it",

@@ -299,8 +299,32 @@ def run_anchor_audit(
             if isinstance(own, dict) and own.get("registry")
         }
         names = sorted(recorded | configured)
-    nets = [resolve_network(config, n, rpc_url=rpc_url, confirmations=confirmations) for n in names]
+    records = read_anchors(ledger.layout).records
+    nets = [
+        _with_recorded_registry(
+            resolve_network(config, n, rpc_url=rpc_url, confirmations=confirmations), records
+        )
+        for n in names
+    ]
     return verify_anchors(ledger, [connect(n) for n in nets], senders=senders)
+
+
+def _with_recorded_registry(net: Network, records: list[dict[str, Any]]) -> Network:
+    """A network with no registry in config (an imported chain) takes it from the records.
+
+    The log scan then starts at the earliest recorded anchor's block: the
+    deployment block is not known (FORMAT 18.7).
+    """
+    from dataclasses import replace
+
+    if net.registry is not None:
+        return net
+    mine = [r for r in records if r["network"] == net.name and r["mode"] == "event"]
+    registries = {r.get("to") for r in mine if r.get("to")}
+    if len(registries) != 1:
+        return net
+    blocks = [r["block_number"] for r in mine if isinstance(r.get("block_number"), int)]
+    return replace(net, registry=registries.pop(), registry_block=min(blocks, default=0))
 
 
 def anchor_json(report: AnchorReport) -> dict[str, Any]:
