@@ -37,7 +37,7 @@ from memory_chain.chain.ledger import Ledger
 from .artifact import load_artifact
 from .networks import Network, record_registry
 from .payload import Payload, payload_of
-from .rpc import Rpc, connect
+from .rpc import Rpc, checksum_address, connect
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
@@ -204,6 +204,7 @@ def _same(rec: dict[str, Any], payload: Payload, mode: str) -> bool:
 def _sign(
     rpc: Rpc, account: LocalAccount, to: str, data: bytes, gas: int | None = None
 ) -> tuple[Any, int]:
+    to = checksum_address(to) if to else ""  # eth-account refuses other spellings
     base = {"from": account.address, "to": to, "value": 0, "data": "0x" + data.hex()}
     if gas is None:
         gas = int(rpc.estimate_gas(base) * GAS_MARGIN)

@@ -15,10 +15,17 @@ from memory_chain.chain.errors import OperationalError
 
 from .networks import Network, require_rpc
 
-__all__ = ["Rpc", "connect"]
+__all__ = ["Rpc", "checksum_address", "connect"]
 
 T = TypeVar("T")
 TIMEOUT: Final = 10.0  # seconds per request
+
+
+def checksum_address(value: str) -> str:
+    """The checksummed form web3.py insists on (config and records hold any case)."""
+    from web3 import Web3
+
+    return str(Web3.to_checksum_address(value))
 
 
 def _hex(value: Any) -> str:
@@ -112,15 +119,17 @@ class Rpc:
         return self._call("eth_getTransactionReceipt", get)
 
     def code(self, address: str) -> bytes:
-        return bytes(self._call("eth_getCode", lambda: self.w3.eth.get_code(address)))  # type: ignore[arg-type]
+        checksummed = checksum_address(address)
+        return bytes(self._call("eth_getCode", lambda: self.w3.eth.get_code(checksummed)))  # type: ignore[arg-type]
 
     def nonce(self, address: str, *, pending: bool = True) -> int:
         """The next nonce of ``address``, counting pending transactions or only mined ones."""
         block = "pending" if pending else "latest"
+        checksummed = checksum_address(address)
         return int(
             self._call(
                 "eth_getTransactionCount",
-                lambda: self.w3.eth.get_transaction_count(address, block),  # type: ignore[arg-type]
+                lambda: self.w3.eth.get_transaction_count(checksummed, block),  # type: ignore[arg-type]
             )
         )
 
@@ -132,6 +141,7 @@ class Rpc:
         return 2 * base_fee + tip, tip
 
     def estimate_gas(self, tx: dict[str, Any]) -> int:
+        tx = {k: checksum_address(v) if k in ("from", "to") and v else v for k, v in tx.items()}
         return int(self._call("eth_estimateGas", lambda: self.w3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
 
     def send_raw(self, raw: bytes) -> str:
@@ -142,7 +152,12 @@ class Rpc:
     def logs(
         self, address: str, topics: list[str | None], start: int, end: int
     ) -> list[dict[str, Any]]:
-        query = {"address": address, "topics": topics, "fromBlock": start, "toBlock": end}
+        query = {
+            "address": checksum_address(address),
+            "topics": topics,
+            "fromBlock": start,
+            "toBlock": end,
+        }
         found = self._call("eth_getLogs", lambda: self.w3.eth.get_logs(query))  # type: ignore[arg-type]
         return [dict(log) for log in found]
 
