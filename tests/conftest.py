@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.anvil import Anvil, AnvilError, start_anvil
 from helpers.cli import Cli
 
 from memory_chain.chain.ledger import Ledger
@@ -17,7 +19,12 @@ _AMBIENT = (
     "MEMORY_CHAIN_PASSPHRASE",
     "MEMORY_CHAIN_STATE_DIR",
     "XDG_STATE_HOME",
+    # EVM anchoring (issue 5): the developer's key, keystore and node never leak in.
+    "MEMORY_CHAIN_EVM_KEY",
+    "MEMORY_CHAIN_EVM_KEYSTORE",
+    "MEMORY_CHAIN_EVM_PASSPHRASE",
 )
+_AMBIENT_PREFIXES = ("MEMORY_CHAIN_RPC_",)  # every network's RPC URL
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +32,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
     """No test reads the user's real chain or keys: HOME and the env point at tmp."""
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith(_AMBIENT_PREFIXES):
+            monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     yield
 
@@ -65,3 +75,45 @@ def populated(raw: Cli) -> Cli:
     raw.ok("add", "Staging is on 5433", "--type", "fact", "--meta", "env=staging")
     raw.ok("add", "Check the port first", "--type", "lesson", "--source", "curation")
     return raw
+
+
+# -- a real EVM node for the anchor tests (tests/test_anchor_*.py; see tests/helpers/anvil.py) --
+
+
+@pytest.fixture(scope="session")
+def anvil() -> Iterator[Anvil]:
+    """One anvil for the whole session on a free loopback port; stopped at the end.
+
+    A missing anvil fails the tests (CI installs it with `npm ci`): it is never a skip.
+    """
+    try:
+        node = start_anvil()
+    except AnvilError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+@pytest.fixture
+def private_anvil(tmp_path: Path) -> Iterator[Callable[..., Anvil]]:
+    """A factory of anvils for one test (reorgs, stopped nodes); each is stopped after the test.
+
+    ``private_anvil("--no-mining")`` passes extra anvil options.
+    """
+    started: list[Anvil] = []
+
+    def start(*extra: str, port: int | None = None) -> Anvil:
+        try:
+            node = start_anvil(*extra, port=port, log=tmp_path / f"anvil-{len(started)}.log")
+        except AnvilError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        started.append(node)
+        return node
+
+    try:
+        yield start
+    finally:
+        for node in started:
+            node.stop()
