@@ -192,6 +192,40 @@ def _settle_pending(
     return done
 
 
+def _recheck(
+    rpc: Rpc, layout: Layout, rec: dict[str, Any], waiter: Waiter, confirmations: int
+) -> dict[str, Any] | None:
+    """A confirmed anchor as the node sees it now, after any reorg.
+
+    The record as it is while its block is canonical; updated (a new
+    ``confirmed`` record) when a reorg mined the transaction again in
+    another block; None, recorded ``dropped``, when a reorg dropped it, so
+    that the checkpoint gets anchored again.
+    """
+    tx = rec["tx"]
+    receipt = rpc.receipt(tx)
+    if receipt is not None:
+        where = _hex(receipt["blockHash"])
+        if where == rec.get("block_hash") and rpc.block_hash(int(receipt["blockNumber"])) == where:
+            return rec
+    moved = None
+    if receipt is not None or rpc.transaction(tx) is not None:
+        moved = waiter.settle(tx, confirmations)  # mined again elsewhere, or back in the pool
+    if moved is None:
+        dropped = {k: rec[k] for k in _CARRIED}
+        dropped.update(state="dropped", time=now(), reason="no longer on the chain (a reorg)")
+        append_record(layout, dropped)
+        return None
+    again = _outcome(rec, moved)
+    append_record(layout, again)
+    if again["state"] != "confirmed":
+        raise IntegrityError(
+            f"anchor transaction {tx} reverted in block {again['block_number']} after a reorg",
+            reason="anchor-reverted",
+        )
+    return {**rec, **again}
+
+
 def _same(rec: dict[str, Any], payload: Payload, mode: str) -> bool:
     return bool(
         rec["mode"] == mode
@@ -241,7 +275,7 @@ def anchor(
     payload = payload_of(cp)
     layout = ledger.layout
     with anchor_lock(layout):
-        rpc = connect(net)
+        rpc = connect(net, wait=timeout)
         waiter = Waiter(rpc, timeout)
         settled = _settle_pending(rpc, layout, net, waiter, net.confirmations)
         for rec in read_anchors(layout).records:
@@ -250,7 +284,9 @@ def anchor(
                 and rec["state"] == "confirmed"
                 and _same(rec, payload, mode)
             ):
-                return Posted(rec, cp, made.new, True, settled)
+                still = _recheck(rpc, layout, rec, waiter, net.confirmations)
+                if still is not None:
+                    return Posted(still, cp, made.new, True, settled)
         account = load_account()
         to = net.registry if mode == "event" else account.address
         assert to is not None
@@ -330,7 +366,7 @@ def deploy(
 ) -> Deployed:
     """Deploy the registry on ``net`` and record its address in config.json."""
     art = load_artifact()
-    rpc = connect(net)
+    rpc = connect(net, wait=timeout)
     account = load_account()
     signed, _nonce = _sign(rpc, account, "", art.bytecode)
     tx = _hex(signed.hash)

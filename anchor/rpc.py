@@ -162,9 +162,16 @@ class Rpc:
         return [dict(log) for log in found]
 
 
-def connect(net: Network, *, check: bool = True) -> Rpc:
-    """A client for ``net``'s RPC URL, checked to serve its chain id."""
-    rpc = Rpc(net, require_rpc(net))
+def connect(net: Network, *, check: bool = True, wait: float | None = None) -> Rpc:
+    """A client for ``net``'s RPC URL, checked to serve its chain id.
+
+    ``wait`` is the caller's whole time budget (`anchor --timeout`): each
+    request then gives up after ``wait`` seconds (at least 1, at most
+    TIMEOUT), so a node that accepts connections but answers nothing (a
+    stopped process) cannot hold the command for TIMEOUT per request.
+    """
+    timeout = TIMEOUT if wait is None else min(TIMEOUT, max(wait, 1.0))
+    rpc = Rpc(net, require_rpc(net), timeout=timeout)
     if check:
         rpc.check_chain_id()
     return rpc
