@@ -137,6 +137,14 @@ class Anvil:
         found: dict[str, Any] | None = self.rpc("eth_getTransactionReceipt", tx)
         return found
 
+    def wait_receipt(self, tx: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The receipt of ``tx`` once mined (anvil mines a moment after accepting it)."""
+        deadline = time.monotonic() + timeout
+        while (receipt := self.receipt(tx)) is None:
+            assert time.monotonic() < deadline, f"{tx} not mined within {timeout:g} s"
+            time.sleep(0.02)
+        return receipt
+
     def code(self, address: str) -> bytes:
         return bytes.fromhex(self.rpc("eth_getCode", address, "latest")[2:])
 
@@ -292,6 +300,7 @@ def artifact() -> dict[str, Any]:
 def send_tx(node: Anvil, key: str, to: str | None, data: bytes, gas: int = 500_000) -> str:
     """Sign and send a transaction with eth_account (not the code under test); its hash."""
     from eth_account import Account
+    from eth_utils import to_checksum_address
 
     account = Account.from_key(key)
     tx: dict[str, Any] = {
@@ -305,7 +314,7 @@ def send_tx(node: Anvil, key: str, to: str | None, data: bytes, gas: int = 500_0
         "maxPriorityFeePerGas": 10**9,
     }
     if to is not None:
-        tx["to"] = to
+        tx["to"] = to_checksum_address(to)
     signed = account.sign_transaction(tx)
     sent: str = node.rpc("eth_sendRawTransaction", "0x" + signed.raw_transaction.hex())
     return sent
@@ -314,8 +323,8 @@ def send_tx(node: Anvil, key: str, to: str | None, data: bytes, gas: int = 500_0
 def deploy_registry(node: Anvil, key: str = DEV_KEYS[0]) -> tuple[str, int]:
     """Deploy the committed artifact (automine on); (address, block)."""
     tx = send_tx(node, key, None, bytes.fromhex(artifact()["bytecode"][2:]))
-    receipt = node.receipt(tx)
-    assert receipt is not None and receipt["status"] == "0x1", receipt
+    receipt = node.wait_receipt(tx)
+    assert receipt["status"] == "0x1", receipt
     return receipt["contractAddress"], int(receipt["blockNumber"], 16)
 
 
