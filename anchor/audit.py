@@ -347,6 +347,7 @@ def verify_anchors(
                         f"{rec.get('evm_chain_id')}, but {net.describe()} is checked",
                     )
                 )
+                seen[rec["tx"]] = f  # so that the log scan does not list it a second time
                 continue
             f = check_anchor(
                 rpc,
