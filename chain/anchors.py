@@ -35,6 +35,7 @@ __all__ = [
 
 RECORD_FORMAT: Final = "memory-chain-anchor/1"
 STATES: Final = ("sent", "confirmed", "failed", "dropped")
+_NOT_ANCHORS: Final = ("failed", "dropped")
 TX_RE: Final = re.compile(r"0x[0-9a-f]{64}")
 HEX32_RE: Final = re.compile(r"[0-9a-f]{64}")
 
@@ -72,9 +73,17 @@ class Anchors:
     torn_tail: bool  # the last line has no newline (a write cut by a crash)
 
     def for_checkpoint(self, size: int, root: bytes) -> list[dict[str, Any]]:
-        """Records that commit to this tree size and root."""
+        """Records that commit to this tree size and root, except dropped and failed ones.
+
+        Those never anchored anything (`anchor verify` skips them too), so a
+        proof bundle must not carry them as anchor references.
+        """
         want = root.hex()
-        return [r for r in self.records if r["tree_size"] == size and r["root"] == want]
+        return [
+            r
+            for r in self.records
+            if r["tree_size"] == size and r["root"] == want and r["state"] not in _NOT_ANCHORS
+        ]
 
     def pending(self, network: str) -> list[dict[str, Any]]:
         """Transactions sent on ``network`` whose outcome is not recorded yet."""

@@ -29,6 +29,7 @@ from memory_chain.anchor.payload import (
 )
 from memory_chain.chain.anchors import (
     RECORD_FORMAT,
+    STATES,
     append_record,
     merge_records,
     parse_anchors,
@@ -179,6 +180,18 @@ def test_parse_merges_the_records_of_one_transaction() -> None:
     assert anchors.pending("base") == []
     assert anchors.for_checkpoint(3, bytes([0xCD]) * 32) == anchors.records
     assert anchors.for_checkpoint(4, bytes([0xCD]) * 32) == []
+
+
+def test_for_checkpoint_leaves_out_dropped_and_failed() -> None:
+    """Only sent and confirmed transactions are anchor references of a checkpoint."""
+    txs = ["0x" + f"{i:02x}" * 32 for i in range(4)]
+    raw = b"".join(line(record(tx, state)) for tx, state in zip(txs, STATES, strict=True))
+    anchors = parse_anchors(raw)
+    assert [r["state"] for r in anchors.records] == list(STATES)
+    assert [r["state"] for r in anchors.for_checkpoint(3, bytes([0xCD]) * 32)] == [
+        "sent",
+        "confirmed",
+    ]
 
 
 def test_merge_records_later_fields_win() -> None:
