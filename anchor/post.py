@@ -226,6 +226,16 @@ def _recheck(
     return {**rec, **again}
 
 
+def _check_registry(rpc: Rpc, net: Network) -> None:
+    """The registry address holds the registry's code (a call to an empty address succeeds)."""
+    assert net.registry is not None
+    if rpc.code(net.registry) != load_artifact().deployed_bytecode:
+        raise OperationalError(
+            f"there is no registry contract at {net.registry} on {net.describe()}",
+            hint=f"run `memory-chain anchor deploy --network {net.name}`, or use --mode calldata",
+        )
+
+
 def _same(rec: dict[str, Any], payload: Payload, mode: str) -> bool:
     return bool(
         rec["mode"] == mode
@@ -287,6 +297,8 @@ def anchor(
                 still = _recheck(rpc, layout, rec, waiter, net.confirmations)
                 if still is not None:
                     return Posted(still, cp, made.new, True, settled)
+        if mode == "event":
+            _check_registry(rpc, net)
         account = load_account()
         to = net.registry if mode == "event" else account.address
         assert to is not None

@@ -487,3 +487,16 @@ def registry_block(cli: Cli) -> int:
     config = json.loads((cli.root / "config.json").read_text())
     block: int = config["anchor"]["networks"]["anvil"]["registry_block"]
     return block
+
+
+def test_a_registry_address_without_the_contract_is_refused(mc: Cli, node: Anvil) -> None:
+    """A configured registry with no code (e.g. anvil restarted): exit 2 before anything is sent."""
+    set_registry(mc.root, "0x" + "12" * 20, 0)
+    block = node.block_number()
+    err = rejected(mc, "anchor")
+    assert err == (
+        f"error: there is no registry contract at 0x{'12' * 20} on anvil (chain id 31337)\n"
+        "hint: run `memory-chain anchor deploy --network anvil`, or use --mode calldata\n"
+    )
+    assert node.block_number() == block
+    assert not (mc.root / "anchors.jsonl").exists()
