@@ -297,3 +297,18 @@ def test_no_node_running(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     assert cli.chain.read_bytes() == chain
     assert not (cli.root / "anchors.jsonl").exists()
     assert "anchor" not in (cli.root / "config.json").read_text()
+
+
+def test_a_missing_anvil_says_to_run_npm_ci(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without node_modules/.bin/anvil the helper fails (the fixtures turn it into a failure)."""
+    import helpers.anvil
+
+    monkeypatch.setattr(helpers.anvil, "ANVIL", tmp_path / "node_modules" / ".bin" / "anvil")
+    with pytest.raises(helpers.anvil.AnvilError) as caught:
+        helpers.anvil.start_anvil()
+    assert str(caught.value) == (
+        f"anvil is not installed ({tmp_path}/node_modules/.bin/anvil is missing): "
+        f"run `npm ci` in the repo root {helpers.anvil.REPO}"
+    )
