@@ -203,13 +203,11 @@ def _recheck(
     that the checkpoint gets anchored again.
     """
     tx = rec["tx"]
-    receipt = rpc.receipt(tx)
-    if receipt is not None:
-        where = _hex(receipt["blockHash"])
-        if where == rec.get("block_hash") and rpc.block_hash(int(receipt["blockNumber"])) == where:
-            return rec
+    number = rec.get("block_number")
+    if isinstance(number, int) and rpc.block_hash(number) == rec.get("block_hash"):
+        return rec  # its block is still canonical (asked by number: any node can answer)
     moved = None
-    if receipt is not None or rpc.transaction(tx) is not None:
+    if rpc.receipt(tx) is not None or rpc.transaction(tx) is not None:
         moved = waiter.settle(tx, confirmations)  # mined again elsewhere, or back in the pool
     if moved is None:
         dropped = {k: rec[k] for k in _CARRIED}
