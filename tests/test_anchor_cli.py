@@ -500,3 +500,26 @@ def test_a_registry_address_without_the_contract_is_refused(mc: Cli, node: Anvil
     )
     assert node.block_number() == block
     assert not (mc.root / "anchors.jsonl").exists()
+
+
+def test_confirmations(reg: Cli, node: Anvil) -> None:
+    """Too few confirmations: anchor times out naming the sent tx; verify says unconfirmed."""
+    result = invoke(reg, "anchor", "--confirmations", "3", "--timeout", "0.3")
+    (sent,) = read_jsonl(reg.root / "anchors.jsonl")
+    tx = sent["tx"]
+    assert result.code == 2
+    assert result.err == (
+        f"error: transaction {tx} still mined, too few confirmations after 0.3 s; "
+        "it is recorded as sent in anchors.jsonl\n"
+        "hint: run `memory-chain anchor` again to keep waiting for it\n"
+    )
+    report = invoke(reg, "anchor", "verify", "--confirmations", "3", "--json")
+    assert report.code == 1
+    (f,) = report.json()["anchors"]
+    assert (f["tx"], f["status"], f["reason"]) == (tx, "unconfirmed", "anchor-unconfirmed")
+    assert f["detail"] == f"transaction {tx} has 1 of 3 confirmations"
+    node.mine(2)
+    again = anchor_json(reg, "--confirmations", "3")
+    assert (again["tx"], again["settled"], again["already_anchored"]) == (tx, [tx], True)
+    assert again["confirmations"] == 3
+    assert ok(reg, "anchor", "verify", "--confirmations", "3").code == 0
