@@ -6,13 +6,16 @@ The order of one anchor (specs/FORMAT.md section 18.5):
 2. settle transactions an earlier run left ``sent`` on this network: wait for
    them, re-broadcast their signed bytes if the node lost them, or record
    them ``dropped`` when their nonce went to another transaction;
-3. stop if the checkpoint is already anchored there;
-4. sign the transaction locally, append a ``sent`` record (with the signed
+3. stop if the checkpoint is already anchored there, in a block that is
+   still canonical (a reorg that dropped it is recorded ``dropped``);
+4. event mode: check that the registry address holds the registry's code;
+5. sign the transaction locally, append a ``sent`` record (with the signed
    bytes) and fsync it, and only then broadcast;
-5. wait for the receipt and the confirmations, and append ``confirmed``
+6. wait for the receipt and the confirmations, and append ``confirmed``
    (or ``failed``).
 
-A crash or a dead node anywhere after step 4 loses nothing: the next run
+(The spec numbers the same order 1-8, with the node's chain id check as
+step 2.) A crash or a dead node anywhere after step 5 loses nothing: the next run
 finds the ``sent`` record and completes that same transaction.
 """
 
