@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.anvil import Anvil
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -90,3 +91,42 @@ def test_ci_run_invokes_the_test_script() -> None:
     """.ci/run (the CI entry point) runs `bash .ci/test`."""
     lines = commands((REPO / ".ci" / "run").read_text())
     assert "bash .ci/test" in lines
+
+
+def test_anchor_section_runs(tmp_path: Path, anvil: Anvil) -> None:
+    """The Anchor section's local-node block runs as written, against the session's anvil.
+
+    Its first line starts anvil on port 8545; here the session's node (on a
+    free port) stands in for it, so that line is dropped and the URL swapped.
+    """
+    block = sh_blocks(section(README, "## Anchor on an EVM chain"))[0]
+    lines = commands(block)
+    assert lines[0].startswith("node_modules/.bin/anvil")
+    script = "\n".join(
+        [
+            "set -euo pipefail",
+            f"export MEMORY_CHAIN_RPC_ANVIL={anvil.url}",
+            "memory-chain init --name my-agent",
+            "memory-chain add 'Use pnpm, not npm' --type decision --tier committed",
+            "memory-chain keys export-public -o agent.pub",
+            *(line.replace("http://127.0.0.1:8545", anvil.url) for line in lines[1:]),
+        ]
+    )
+    env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMORY_CHAIN_DIR=str(tmp_path / "data"),
+        MEMORY_CHAIN_STATE_DIR=str(tmp_path / "state"),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    )
+    result = subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert 0 == result.returncode, result.stderr
+    assert "ok: 1 anchor(s) valid" in result.stdout
+    assert "on anvil: valid" in result.stdout
