@@ -11,6 +11,8 @@ log, ask the node again and check, in order:
   A6  event mode: the registry emitted Anchored with this payload, and the
       input is the same call; calldata mode: a zero-value transaction to its
       own sender whose input is the payload                (anchor-payload)
+  A6r event mode: the emitting address holds the registry's code
+                                                           (anchor-registry)
   A7  the record agrees with the chain: payload, sender, target, block
       number and hash, gas used                            (receipt-mismatch)
   A8  enough confirmations                                 (else unconfirmed)
@@ -180,6 +182,13 @@ def check_anchor(
         found = _payload_in(tx, receipt, mode, registry, log_index)
     except PayloadError as exc:
         return f.fail(INVALID, "anchor-payload", f"transaction {tx_hash}: {exc}")
+    if mode == "event" and registry is not None and not _is_registry(rpc, registry):
+        return f.fail(
+            INVALID,
+            "anchor-registry",
+            f"transaction {tx_hash}'s event comes from {registry.lower()}, "
+            "which does not hold the registry contract's code",
+        )
     if expect is not None and found != expect:
         return f.fail(
             INVALID,
@@ -204,6 +213,18 @@ def check_anchor(
             f"transaction {tx_hash} has {f.confirmations} of {confirmations} confirmations",
         )
     return f
+
+
+def _is_registry(rpc: Rpc, address: str) -> bool:
+    """Whether ``address`` holds the registry's code (asked once per address and node)."""
+    from .artifact import load_artifact
+
+    key = address.lower()
+    known = rpc.memo.get(("registry", key))
+    if known is None:
+        known = rpc.code(address) == load_artifact().deployed_bytecode
+        rpc.memo[("registry", key)] = known
+    return bool(known)
 
 
 def _payload_in(
@@ -323,7 +344,7 @@ def verify_anchors(
     senders: Sequence[str] = (),
 ) -> AnchorReport:
     """Check every recorded anchor on these networks, and every logged one; then C1-C4."""
-    chain_id, _size, _roots = prefix_roots(ledger, ())
+    chain_id = _genesis_hash(ledger)
     anchors = read_anchors(ledger.layout)
     findings: list[Finding] = []
     scanned: dict[str, tuple[int, int]] = {}
@@ -391,6 +412,16 @@ def verify_anchors(
             findings.append(f)
     size = _check_local(ledger, findings)
     return AnchorReport(size, findings, scanned, anchors.skipped)
+
+
+def _genesis_hash(ledger: Ledger) -> bytes:
+    """The chain id's 32 bytes: BLAKE3 of line 0 without its newline (zeros if none)."""
+    try:
+        with open(ledger.layout.chain, "rb") as f:
+            first = f.readline()
+    except OSError:
+        return bytes(32)
+    return blake3.blake3(first[:-1]).digest() if first.endswith(b"\n") else bytes(32)
 
 
 def _check_local(ledger: Ledger, findings: list[Finding]) -> int:

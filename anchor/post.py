@@ -237,9 +237,9 @@ def _check_registry(rpc: Rpc, net: Network) -> None:
         )
 
 
-def _same(rec: dict[str, Any], payload: Payload, mode: str) -> bool:
+def _same(rec: dict[str, Any], payload: Payload, mode: str | None) -> bool:
     return bool(
-        rec["mode"] == mode
+        (mode is None or rec["mode"] == mode)
         and rec["tree_size"] == payload.tree_size
         and rec["root"] == payload.root.hex()
         and rec["chain_id"] == payload.chain_id.hex()
@@ -279,7 +279,12 @@ def anchor(
     mode: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Posted:
-    """Anchor the chain's latest checkpoint (made first if the chain grew) on ``net``."""
+    """Anchor the chain's latest checkpoint (made first if the chain grew) on ``net``.
+
+    Without an explicit ``mode``, an anchor of the checkpoint in either mode
+    counts as done; with one, only an anchor in that mode does.
+    """
+    any_mode = mode is None
     mode = pick_mode(net, mode)
     made = checkpoint(ledger)
     cp = made.checkpoint
@@ -293,7 +298,7 @@ def anchor(
             if (
                 rec["network"] == net.name
                 and rec["state"] == "confirmed"
-                and _same(rec, payload, mode)
+                and _same(rec, payload, None if any_mode else mode)
             ):
                 still = _recheck(rpc, layout, rec, waiter, net.confirmations)
                 if still is not None:

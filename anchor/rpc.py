@@ -42,6 +42,7 @@ class Rpc:
         from web3 import Web3
 
         self.net = net
+        self.memo: dict[tuple[str, str], object] = {}  # per-node answers that cannot change
         self.url = url
         self.w3 = Web3(
             Web3.HTTPProvider(

@@ -257,3 +257,23 @@ def test_a_chain_rewritten_after_an_anchor_is_rewritten(
     assert failed_line(fork, env=fork_env) == f"FAILED: {f['detail']} (rewritten)"
     # The original, which the anchor commits to, still verifies.
     assert ok(mc, "anchor", "verify").code == 0
+
+
+# -- an event from a contract that is not the registry ---------------------
+
+
+def test_an_event_from_another_contract_is_anchor_registry(node: Anvil, tmp_path: Path) -> None:
+    """A registry address whose code is no longer the registry's: anchor-registry, naming the tx."""
+    own = deploy_registry(node)  # this test's own registry: its code is changed below
+    cli = new_chain(tmp_path / "data", tmp_path / "home", own, ["a", "b"])
+    tx = anchored(cli)
+    ok(cli, "anchor", "verify")
+    code = node.code(own[0])
+    node.rpc("anvil_setCode", own[0], "0x" + (code + b"\x00").hex())
+    report = audit(cli)
+    found = finding(report, tx)
+    assert (found["status"], found["reason"]) == ("invalid", "anchor-registry")
+    assert found["detail"] == (
+        f"transaction {tx}'s event comes from {own[0].lower()}, "
+        "which does not hold the registry contract's code"
+    )

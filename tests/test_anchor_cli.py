@@ -523,3 +523,16 @@ def test_confirmations(reg: Cli, node: Anvil) -> None:
     assert (again["tx"], again["settled"], again["already_anchored"]) == (tx, [tx], True)
     assert again["confirmations"] == 3
     assert ok(reg, "anchor", "verify", "--confirmations", "3").code == 0
+
+
+def test_already_anchored_in_either_mode_unless_a_mode_is_asked(reg: Cli, node: Anvil) -> None:
+    """After a calldata anchor, a plain anchor sends nothing; --mode event anchors again."""
+    tx = anchor_json(reg, "--mode", "calldata")["tx"]
+    block = node.block_number()
+    again = anchor_json(reg)
+    assert (again["already_anchored"], again["tx"], again["mode"]) == (True, tx, "calldata")
+    assert node.block_number() == block
+    event = anchor_json(reg, "--mode", "event")
+    assert (event["already_anchored"], event["mode"]) == (False, "event")
+    assert node.block_number() == block + 1
+    assert anchor_json(reg, "--mode", "calldata")["tx"] == tx
