@@ -44,7 +44,7 @@ from memory_chain.chain.merkle import BLAKE3, Frontier
 
 from .networks import Network
 from .payload import ANCHORED_TOPIC, Payload, PayloadError, decode_calldata, decode_event
-from .rpc import Rpc
+from .rpc import Rpc, hex0x
 
 __all__ = ["AnchorReport", "Finding", "check_anchor", "prefix_roots", "verify_anchors"]
 
@@ -114,12 +114,6 @@ class AnchorReport:
         return bad[0] if bad else None
 
 
-def _hex(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)):
-        return "0x" + bytes(value).hex()
-    return str(value).lower()
-
-
 def _bytes(value: Any) -> bytes:
     if isinstance(value, (bytes, bytearray)):
         return bytes(value)
@@ -156,7 +150,7 @@ def check_anchor(
             "anchor-missing",
             f"transaction {tx_hash} is not on {net.describe()}: never mined, or dropped by a reorg",
         )
-    f.sender = _hex(tx["from"])
+    f.sender = hex0x(tx["from"])
     chain_id = tx.get("chainId")  # A2
     if chain_id is None or int(chain_id) != net.evm_chain_id:
         return f.fail(
@@ -171,7 +165,7 @@ def check_anchor(
         return f.fail(INVALID, "anchor-reverted", f"transaction {tx_hash} reverted")
     number = int(receipt["blockNumber"])
     f.block = number
-    block_hash = _hex(receipt["blockHash"])
+    block_hash = hex0x(receipt["blockHash"])
     if rpc.block_hash(number) != block_hash:  # A5
         return f.fail(
             UNCONFIRMED,
@@ -235,8 +229,8 @@ def _payload_in(
     log_index: int | None,
 ) -> Payload:
     data = _bytes(tx["input"])
-    sender = _hex(tx["from"])
-    to = _hex(tx["to"]) if tx.get("to") else None
+    sender = hex0x(tx["from"])
+    to = hex0x(tx["to"]) if tx.get("to") else None
     if mode == "calldata":
         if to != sender:
             raise PayloadError(f"a calldata anchor goes to its sender, this one to {to}")
@@ -249,7 +243,7 @@ def _payload_in(
     logs = [
         log
         for log in receipt["logs"]
-        if _hex(log["address"]) == registry
+        if hex0x(log["address"]) == registry
         and log["topics"]
         and _bytes(log["topics"][0]) == ANCHORED_TOPIC
         and (log_index is None or int(log["logIndex"]) == log_index)
@@ -279,13 +273,13 @@ def _record_mismatch(
         ("checkpoint_hash", rec["checkpoint_hash"], found.checkpoint_hash.hex()),
     ]
     if "from" in rec:
-        checks.append(("from", rec["from"], _hex(tx["from"])))
+        checks.append(("from", rec["from"], hex0x(tx["from"])))
     if "to" in rec:
-        checks.append(("to", rec["to"], _hex(tx["to"]) if tx.get("to") else None))
+        checks.append(("to", rec["to"], hex0x(tx["to"]) if tx.get("to") else None))
     if "block_number" in rec:
         checks.append(("block_number", rec["block_number"], int(receipt["blockNumber"])))
     if "block_hash" in rec:
-        checks.append(("block_hash", rec["block_hash"], _hex(receipt["blockHash"])))
+        checks.append(("block_hash", rec["block_hash"], hex0x(receipt["blockHash"])))
     if "gas_used" in rec:
         checks.append(("gas_used", rec["gas_used"], int(receipt["gasUsed"])))
     for name, mine, theirs in checks:
@@ -386,7 +380,7 @@ def verify_anchors(
         logs, head = scan_registry(rpc, chain_id, net.registry_block)
         scanned[net.name] = (net.registry_block, head)
         for log in logs:
-            tx = _hex(log["transactionHash"])
+            tx = hex0x(log["transactionHash"])
             if tx in seen:
                 seen[tx].logged = True
                 continue

@@ -40,7 +40,7 @@ from memory_chain.chain.ledger import Ledger
 from .artifact import load_artifact
 from .networks import Network, record_registry
 from .payload import Payload, payload_of
-from .rpc import Rpc, checksum_address, connect
+from .rpc import Rpc, checksum_address, connect, hex0x
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
@@ -118,7 +118,7 @@ class Waiter:
                     return None
             else:
                 number = int(receipt["blockNumber"])
-                canonical = self.rpc.block_hash(number) == _hex(receipt["blockHash"])
+                canonical = self.rpc.block_hash(number) == hex0x(receipt["blockHash"])
                 depth = self.rpc.block_number() - number + 1
                 if canonical and depth >= confirmations:
                     receipt["confirmations"] = depth
@@ -133,19 +133,13 @@ class Waiter:
                 )
 
 
-def _hex(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)):
-        return "0x" + bytes(value).hex()
-    return str(value).lower()
-
-
 def _outcome(sent: dict[str, Any], receipt: dict[str, Any]) -> dict[str, Any]:
     ok = int(receipt["status"]) == 1
     rec: dict[str, Any] = {
         **{k: sent[k] for k in _CARRIED if k in sent},
         "state": "confirmed" if ok else "failed",
         "block_number": int(receipt["blockNumber"]),
-        "block_hash": _hex(receipt["blockHash"]),
+        "block_hash": hex0x(receipt["blockHash"]),
         "gas_used": int(receipt["gasUsed"]),
         "confirmations": int(receipt["confirmations"]),
         "time": now(),
@@ -309,7 +303,7 @@ def anchor(
         to = net.registry if mode == "event" else account.address
         assert to is not None
         signed, nonce = _sign(rpc, account, to, payload.calldata())
-        tx = _hex(signed.hash)
+        tx = hex0x(signed.hash)
         sent = {
             "format": RECORD_FORMAT,
             "state": "sent",
@@ -324,7 +318,7 @@ def anchor(
             "from": account.address.lower(),
             "to": to.lower(),
             "nonce": nonce,
-            "raw_tx": _hex(signed.raw_transaction),
+            "raw_tx": hex0x(signed.raw_transaction),
             "time": now(),
         }
         append_record(layout, sent)  # before the broadcast: the hash survives a crash
@@ -387,7 +381,7 @@ def deploy(
     rpc = connect(net, wait=timeout)
     account = load_account()
     signed, _nonce = _sign(rpc, account, "", art.bytecode)
-    tx = _hex(signed.hash)
+    tx = hex0x(signed.hash)
     rpc.send_raw(bytes(signed.raw_transaction))
     receipt = Waiter(rpc, timeout).settle(tx, net.confirmations)
     if receipt is None or int(receipt["status"]) != 1 or not receipt.get("contractAddress"):

@@ -15,7 +15,7 @@ from memory_chain.chain.errors import OperationalError
 
 from .networks import Network, require_rpc
 
-__all__ = ["Rpc", "checksum_address", "connect"]
+__all__ = ["Rpc", "checksum_address", "connect", "hex0x"]
 
 T = TypeVar("T")
 TIMEOUT: Final = 10.0  # seconds per request
@@ -28,7 +28,7 @@ def checksum_address(value: str) -> str:
     return str(Web3.to_checksum_address(value))
 
 
-def _hex(value: Any) -> str:
+def hex0x(value: Any) -> str:
     """0x-hex of bytes-like web3 values, lower case."""
     if isinstance(value, (bytes, bytearray)):
         return "0x" + bytes(value).hex()
@@ -91,7 +91,7 @@ class Rpc:
 
         def get() -> str | None:
             try:
-                return _hex(self.w3.eth.get_block(number)["hash"])
+                return hex0x(self.w3.eth.get_block(number)["hash"])
             except BlockNotFound:
                 return None
 
@@ -146,7 +146,7 @@ class Rpc:
         return int(self._call("eth_estimateGas", lambda: self.w3.eth.estimate_gas(tx)))  # type: ignore[arg-type]
 
     def send_raw(self, raw: bytes) -> str:
-        return _hex(
+        return hex0x(
             self._call("eth_sendRawTransaction", lambda: self.w3.eth.send_raw_transaction(raw))
         )
 
