@@ -255,3 +255,27 @@ def test_a_dropped_transaction_is_no_reference(mc: Cli) -> None:
     assert [a["state"] for a in bundle["anchors"]] == ["confirmed"]
     key = str(mc.root / "agent.pub")
     assert ok(mc, "verify-proof", str(path), "--trusted-key", key, "--rpc", _url()).code == 0
+
+
+# -- export carries the anchors; an auditor checks them on an imported copy --
+
+
+def test_an_imported_export_checks_its_anchors(mc: Cli, tmp_path: Path) -> None:
+    """export carries anchors.jsonl; anchor verify on the import finds the registry in it."""
+    tx = the_tx(mc)
+    archive = tmp_path / "backup.tar.gz"
+    ok(mc, "export", str(archive))
+    copy = Cli(tmp_path / "imported", tmp_path / "home")
+    ok(copy, "import", str(archive), "--dir", str(copy.root))
+    assert (copy.root / "anchors.jsonl").read_bytes() == (mc.root / "anchors.jsonl").read_bytes()
+    assert "anchor" not in json.loads((copy.root / "config.json").read_text())
+    report = ok(copy, "anchor", "verify", "--json").json()
+    (found,) = report["anchors"]
+    assert (found["tx"], found["status"], found["recorded"], found["logged"]) == (
+        tx,
+        "valid",
+        True,
+        True,
+    )
+    assert list(report["scanned"]) == ["anvil"]
+    assert report["scanned"]["anvil"][0] == found["block"]
