@@ -46,13 +46,12 @@ import platform
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,8 @@ from typing import Any
 import orjson
 
 REPO = Path(__file__).resolve().parent.parent
+from common import git_state, log, median, pct  # noqa: E402
+
 RESULTS = REPO / "benchmarks" / "results" / "anchor.json"
 # Anvil's first dev account (public test key; never holds real funds).
 DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
@@ -114,22 +115,6 @@ class Sizes:
 
 FULL = Sizes(20, 2, 100, 5, 3, 7)
 QUICK = Sizes(5, 1, 20, 3, 2, 3)
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def median(xs: Sequence[float]) -> float:
-    return statistics.median(xs)
-
-
-def pct(xs: Sequence[float], q: float) -> float:
-    s = sorted(xs)
-    k = (len(s) - 1) * q / 100
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 # -- machine load (a shared 2-core VM) ---------------------------------------------
@@ -815,18 +800,6 @@ def table(res: dict[str, Any]) -> str:
     out.append("|---|---|---|---|---|---|")
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
-
-
-def git_state() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": git("status", "--porcelain").splitlines()}
 
 
 def _terminate(_signum: int, _frame: Any) -> None:

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,8 @@ from memory_chain.chain.parallel import verify_parallel
 from memory_chain.chain.verify import verify_lines
 
 REPO = Path(__file__).resolve().parent.parent
+from common import git_state, log, median, pct  # noqa: E402
+
 RESULTS = REPO / "benchmarks" / "results" / "ledger.json"
 perf = time.perf_counter
 
@@ -111,21 +113,6 @@ class Corpus:
                 )
             )
         return out
-
-
-def median(xs: Sequence[float]) -> float:
-    return statistics.median(xs)
-
-
-def pct(xs: Sequence[float], q: float) -> float:
-    """Percentile q (0..100) with linear interpolation."""
-    s = sorted(xs)
-    if len(s) == 1:
-        return s[0]
-    k = (len(s) - 1) * q / 100
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 _HZ = os.sysconf("SC_CLK_TCK")
@@ -216,10 +203,6 @@ class Meter:
             "steal_cores": self.steal,
             "io_pressure": self.io_pressure,
         }
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 def build_chain(root: Path, entries: int, corpus: Corpus, batch: int) -> tuple[Ledger, float]:
@@ -760,18 +743,6 @@ def markdown(table: list[dict[str, Any]]) -> str:
             f"{t['target']} | {t['result']} |"
         )
     return "\n".join(lines)
-
-
-def git_state() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": git("status", "--porcelain").splitlines()}
 
 
 def main(argv: list[str] | None = None) -> int:

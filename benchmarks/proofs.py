@@ -37,7 +37,6 @@ import os
 import platform
 import random
 import shutil
-import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -48,6 +47,8 @@ from typing import Any
 import orjson
 
 REPO = Path(__file__).resolve().parent.parent
+from common import log, median, pct  # noqa: E402
+
 RESULTS = REPO / "benchmarks" / "results"
 CHAINS = RESULTS / "chains"
 SCRATCH = RESULTS / "scratch"
@@ -88,22 +89,6 @@ class Sizes:
 
 FULL = Sizes(1_000_000, 1_000, 300, 100_000, 1_000, 3, 300)
 QUICK = Sizes(100_000, 1_000, 100, 100_000, 1_000, 3, 100)
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def median(xs: list[float]) -> float:
-    return statistics.median(xs)
-
-
-def pct(xs: list[float], q: float) -> float:
-    s = sorted(xs)
-    k = (len(s) - 1) * q / 100
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 # -- machine load (a shared 2-core VM) ---------------------------------------------
