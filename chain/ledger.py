@@ -59,7 +59,7 @@ from .keys import (
     write_public_key_file,
 )
 from .merkle import BLAKE3
-from .newentry import NewEntry
+from .newentry import NewEntry, check_secrets
 from .rotate import finish_rotation
 from .witness import Witness
 
@@ -416,9 +416,14 @@ class Ledger:
         save_head(self.layout, head)
         return out
 
-    def add(self, item: NewEntry) -> Appended:
-        """Add one memory durably; return when it is on disk."""
+    def add(self, item: NewEntry, *, allow_secret: bool = False) -> Appended:
+        """Add one memory durably; return when it is on disk.
+
+        Content or metadata that looks like a secret is refused (SecretError)
+        unless ``allow_secret``: the chain cannot forget it.
+        """
         item.check(self.config.max_content_bytes)
+        check_secrets(item, allow=allow_secret)
         signer = self.signer()
         with self.locked() as (fd, head):
             signer = self.check_signer(signer, head)
@@ -426,7 +431,7 @@ class Ledger:
             obj = self._entry(head, item, content_hash, self.next_ts(head))
             return self.append_line(fd, head, self_checked(obj, signer), content_hash)
 
-    def add_batch(self, items: Sequence[NewEntry]) -> list[Appended]:
+    def add_batch(self, items: Sequence[NewEntry], *, allow_secret: bool = False) -> list[Appended]:
         """Add many memories with one lock and one chain fsync; all or nothing."""
         if not items:
             raise InputError("the batch is empty")
@@ -434,8 +439,9 @@ class Ledger:
         for i, item in enumerate(items, 1):
             try:
                 item.check(limit)
+                check_secrets(item, allow=allow_secret)
             except InputError as exc:
-                raise InputError(f"batch item {i}: {exc.message}", hint=exc.hint) from None
+                raise type(exc)(f"batch item {i}: {exc.message}", hint=exc.hint) from None
         signer = self.signer()
         with self.locked() as (fd, head):
             signer = self.check_signer(signer, head)

@@ -8,8 +8,9 @@ from typing import Any
 from .canonical import ValueDomainError, canonical, check_value
 from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, SOURCES, TIERS
 from .errors import InputError
+from .secrets import check as check_secret_text
 
-__all__ = ["NewEntry", "check_content"]
+__all__ = ["NewEntry", "check_content", "check_secrets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +66,20 @@ def check_content(content: bytes, max_content: int) -> None:
         raise InputError(f"content is not valid UTF-8 (byte {exc.start})") from None
     if b"\x00" in content:
         raise InputError(f"content contains a NUL byte (byte {content.index(0)})")
+
+
+ALLOW_SECRET_HINT = (
+    "remove it (store where to find the secret, not the secret); "
+    "--allow-secret commits it anyway, permanently"
+)
+
+
+def check_secrets(item: NewEntry, *, allow: bool) -> None:
+    """The secret gate for the chain: content and metadata (SecretError, exit 2)."""
+    if allow:
+        return
+    check_secret_text(item.content.decode("utf-8"), hint=ALLOW_SECRET_HINT)
+    if item.meta:
+        check_secret_text(
+            canonical(item.meta).decode("utf-8"), what="metadata", hint=ALLOW_SECRET_HINT
+        )

@@ -178,6 +178,11 @@ def _batch_items(data: bytes) -> list[Any]:
     metavar="FILE|-",
     help="Add JSON lines from FILE (- for stdin), all or nothing.",
 )
+@click.option(
+    "--allow-secret",
+    is_flag=True,
+    help="Commit content that looks like a secret anyway (permanently; warns on stderr).",
+)
 @dir_option
 @json_option
 def add(
@@ -188,12 +193,15 @@ def add(
     importance: int | None,
     meta: tuple[str, ...],
     batch: str | None,
+    allow_secret: bool,
     as_json: bool,
 ) -> None:
     """Add a memory (TEXT, or - for stdin) as a signed entry.
 
     Content from stdin loses its trailing newline(s), so that piped and
-    quoted text of the same words are the same memory.
+    quoted text of the same words are the same memory. Content or metadata
+    that looks like a secret (an API key, a private key, a password) is
+    refused with exit 2 and nothing is written, unless --allow-secret.
 
     \b
     Example:
@@ -209,7 +217,10 @@ def add(
         if text is not None:
             raise InputError("give TEXT or --batch, not both")
         source_bytes = _stdin() if batch == "-" else _read_file(batch)
-        results = open_ledger().add_batch(_batch_items(source_bytes))
+        items = _batch_items(source_bytes)
+        if allow_secret:
+            _warn_secrets(items)
+        results = open_ledger().add_batch(items, allow_secret=allow_secret)
         if as_json:
             emit_json(
                 [{"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content} for r in results]
@@ -227,11 +238,29 @@ def add(
         importance=importance,
         meta=_parse_meta(meta),
     )
-    r = open_ledger().add(item)
+    if allow_secret:
+        _warn_secrets([item])
+    r = open_ledger().add(item, allow_secret=allow_secret)
     if as_json:
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
     else:
         click.echo(f"added seq {r.seq} {r.hash}")
+
+
+def _warn_secrets(items: list[Any]) -> None:
+    """--allow-secret is loud: name what the gate would have refused."""
+    from memory_chain.chain.canonical import canonical
+    from memory_chain.chain.secrets import scan
+
+    for n, item in enumerate(items, 1):
+        for text in (item.content.decode("utf-8", "replace"), canonical(item.meta).decode()):
+            for f in scan(text):
+                where = f"item {n}, " if len(items) > 1 else ""
+                click.echo(
+                    f"warning: --allow-secret: committing a {f.kind} ({where}{f.where(text)}) "
+                    "to the chain, permanently",
+                    err=True,
+                )
 
 
 def _read_file(path: str) -> bytes:

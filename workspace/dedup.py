@@ -1,0 +1,175 @@
+"""When two entries say the same thing, and when they say opposite things (keywords only).
+
+Seed 000 section 4.3: an exact match (after normalising case, whitespace,
+markdown emphasis and final punctuation) or a keyword overlap is a
+duplicate; a contradiction is the same keywords with a flipped polarity
+("Use pnpm, not npm" against "Use npm, not pnpm"), or the same ``Key:``
+with another value ("Timezone: UTC" against "Timezone: CET").
+
+A keyword is a word of two or more letters or digits that is not a stop
+word, with a plural ``s`` taken off; it is *negated* when it follows a
+negation word (not, never, don't, avoid, ...) in the same clause (clauses
+end at , ; : . ! ? and dashes).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["SIMILAR", "contradicts", "keywords", "normalize", "overlap", "same"]
+
+#: Keyword overlap (Jaccard over polarised keywords) from which two entries are duplicates.
+SIMILAR: Final = 0.7
+#: Plain keyword overlap from which a flipped polarity is a contradiction.
+RELATED: Final = 0.6
+
+_STOP: Final = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "will",
+        "with",
+        "you",
+        "your",
+        "my",
+        "me",
+        "us",
+        "should",
+        "must",
+        "can",
+        "could",
+        "would",
+        "please",
+        "always",
+        "also",
+        "just",
+        "only",
+        "than",
+        "into",
+        "over",
+        "under",
+        "about",
+        "when",
+        "while",
+    ]
+)
+_NEGATION: Final = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "don't",
+        "dont",
+        "do_not",
+        "avoid",
+        "without",
+        "stop",
+        "neither",
+        "nor",
+        "cannot",
+        "can't",
+        "won't",
+        "isn't",
+        "aren't",
+        "shouldn't",
+        "mustn't",
+        "instead_of",
+    ]
+)
+_CLAUSE: Final = re.compile(r"[,;:.!?]|\s-{1,2}\s|—|–")
+_WORD: Final = re.compile(r"[\w']+")
+_EMPHASIS: Final = re.compile(r"[*_`~]+")
+_KEY_VALUE: Final = re.compile(r"^([^:]{1,40}):\s+(\S.*)$")
+
+
+def normalize(text: str) -> str:
+    """Case, whitespace, markdown emphasis and final punctuation folded away."""
+    flat = " ".join(_EMPHASIS.sub("", text).split()).casefold()
+    return flat.rstrip(".!;, ")
+
+
+def _stem(word: str) -> str:
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def keywords(text: str) -> frozenset[tuple[str, bool]]:
+    """(keyword, negated) pairs of ``text``."""
+    out: set[tuple[str, bool]] = set()
+    for clause in _CLAUSE.split(_EMPHASIS.sub("", text).casefold()):
+        clause = clause.replace("do not", "do_not").replace("instead of", "instead_of")
+        negated = False
+        for word in _WORD.findall(clause):
+            word = word.strip("'")
+            if word in _NEGATION:
+                negated = True
+                continue
+            if len(word) < 2 or word in _STOP:
+                continue
+            out.add((_stem(word), negated))
+    return frozenset(out)
+
+
+def overlap(a: frozenset[object], b: frozenset[object]) -> float:
+    """Jaccard overlap of two keyword sets (0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def same(a: str, b: str) -> bool:
+    """Exact (normalised) match, or keyword overlap >= SIMILAR with the same polarities."""
+    if normalize(a) == normalize(b):
+        return True
+    ka, kb = keywords(a), keywords(b)
+    return len(ka) >= 2 and len(kb) >= 2 and overlap(ka, kb) >= SIMILAR
+
+
+def contradicts(a: str, b: str) -> bool:
+    """Same ``Key:`` with another value, or the same keywords with a flipped polarity."""
+    if normalize(a) == normalize(b):
+        return False
+    ma, mb = _KEY_VALUE.match(a.strip()), _KEY_VALUE.match(b.strip())
+    if ma and mb and normalize(ma.group(1)) == normalize(mb.group(1)):
+        return normalize(ma.group(2)) != normalize(mb.group(2))
+    ka, kb = keywords(a), keywords(b)
+    plain_a = frozenset(w for w, _ in ka)
+    plain_b = frozenset(w for w, _ in kb)
+    if len(plain_a) < 2 or len(plain_b) < 2 or overlap(plain_a, plain_b) < RELATED:
+        return False
+    flipped = {w for w, neg in ka if (w, not neg) in kb and (w, neg) not in kb}
+    return bool(flipped)

@@ -1,0 +1,341 @@
+"""MEMORY.md as data, over the file's own lines, so that no byte is ever lost.
+
+A ``Document`` keeps the file as a list of lines, each with its own line
+ending (the last may have none), decoded as UTF-8 with surrogateescape so
+that any bytes, valid UTF-8 or not, come back unchanged: ``render()`` joins
+the lines and encodes them again. Parsing only *reads* structure off those
+lines (specs/WORKSPACE.md section 3):
+
+* a **section** starts at a level-2 ATX heading (``## Title``, at most three
+  spaces of indent, outside a fenced code block) and runs to the next one;
+  lines before the first are the preamble;
+* an **entry** is a bullet (``-``, ``*`` or ``+`` then a space) at column 0
+  inside a section, plus the indented, non-blank lines that follow it (its
+  sub-bullets and continuation lines);
+* an entry's first line may end with a metadata comment
+  ``<!-- mc: added=2026-11-25 confirmed=2026-11-25 conf=0.9 src=auto seq=12 -->``
+  (invisible in rendered markdown) and its text may start with the stale
+  marker ``[?]``.
+
+Edits are made by replacing whole lines (``replace``), so an edit changes
+only the lines it touches, and the document is parsed again afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = [
+    "STALE_MARK",
+    "Document",
+    "Entry",
+    "Meta",
+    "Section",
+    "decode",
+    "encode",
+    "entry_lines",
+    "format_meta",
+    "split_lines",
+]
+
+STALE_MARK: Final = "[?]"
+#: Keys of the metadata comment, in the order they are written.
+META_ORDER: Final = ("added", "confirmed", "conf", "src", "seq", "trust", "by")
+
+_HEADING2: Final = re.compile(r" {0,3}##(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES: Final = re.compile(r"[ \t]+#+$")
+_BULLET: Final = re.compile(r"([-*+])([ \t]+)(.*)$")
+_FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
+_META: Final = re.compile(r"[ \t]*<!--[ \t]*mc:[ \t]*(.*?)[ \t]*-->[ \t]*$")
+_META_TOKEN: Final = re.compile(r"([a-z][a-z0-9_-]*)=(\S*)")
+
+
+def decode(data: bytes) -> str:
+    """Bytes to text that encodes back to the same bytes (surrogateescape)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split after each ``\\n`` only (a ``\\r`` stays on its line); ``"".join`` undoes it."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def _body(line: str) -> str:
+    """A line without its line ending."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    if line.endswith("\r"):
+        line = line[:-1]
+    return line
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """An entry's metadata, from its ``<!-- mc: ... -->`` comment (all values are text)."""
+
+    values: tuple[tuple[str, str], ...] = ()
+
+    def get(self, key: str) -> str | None:
+        for k, v in self.values:
+            if k == key:
+                return v
+        return None
+
+    def with_(self, **changes: str | None) -> Meta:
+        """A copy with keys set (or removed, for None); known keys in META_ORDER first."""
+        data = dict(self.values)
+        for k, v in changes.items():
+            if v is None:
+                data.pop(k, None)
+            else:
+                data[k] = v
+        known = [(k, data[k]) for k in META_ORDER if k in data]
+        rest = sorted((k, v) for k, v in data.items() if k not in META_ORDER)
+        return Meta(tuple(known + rest))
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.values)
+
+    @property
+    def seq(self) -> int | None:
+        raw = self.get("seq")
+        return int(raw) if raw is not None and raw.isdigit() else None
+
+    @property
+    def untrusted(self) -> bool:
+        return self.get("trust") == "untrusted"
+
+
+def format_meta(meta: Meta) -> str:
+    """The comment for ``meta`` (empty string for no metadata)."""
+    if not meta.values:
+        return ""
+    return "<!-- mc: " + " ".join(f"{k}={v}" for k, v in meta.values) + " -->"
+
+
+def _parse_meta(text: str) -> tuple[str, Meta]:
+    m = _META.search(text)
+    if m is None:
+        return text, Meta()
+    values = tuple((k, v) for k, v in _META_TOKEN.findall(m.group(1)))
+    return text[: m.start()], Meta(values)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One bullet entry: lines [start, end) of the document."""
+
+    start: int
+    end: int
+    section: str
+    text: str  # without marker, stale mark and metadata; whitespace-trimmed
+    stale: bool
+    meta: Meta
+    children: tuple[str, ...]  # the following lines without their line endings
+
+    @property
+    def line(self) -> int:
+        """1-based line number of the bullet."""
+        return self.start + 1
+
+
+@dataclass(slots=True)
+class Section:
+    """A ``## Title`` heading and the lines up to the next one ([start, end))."""
+
+    title: str
+    start: int  # the heading line
+    end: int
+    entries: list[Entry] = field(default_factory=list)
+
+
+def _entry_from(lines: Sequence[str], start: int, end: int, section: str) -> Entry:
+    first = _body(lines[start])
+    m = _BULLET.match(first)
+    assert m is not None
+    rest, meta = _parse_meta(m.group(3))
+    rest = rest.strip()
+    stale = rest.startswith(STALE_MARK)
+    if stale:
+        rest = rest[len(STALE_MARK) :].lstrip()
+    children = tuple(_body(line) for line in lines[start + 1 : end])
+    return Entry(start, end, section, rest, stale, meta, children)
+
+
+class Document:
+    """A markdown memory file: its lines, and the sections and entries read off them."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.sections: list[Section] = []
+        self.preamble_end = len(lines)
+        self._parse()
+
+    @classmethod
+    def parse(cls, data: bytes) -> Document:
+        return cls(split_lines(decode(data)))
+
+    def render(self) -> bytes:
+        return encode("".join(self.lines))
+
+    # -- reading --------------------------------------------------------
+
+    def _parse(self) -> None:
+        lines = self.lines
+        fence: str | None = None
+        current: Section | None = None
+        i = 0
+        n = len(lines)
+        while i < n:
+            body = _body(lines[i])
+            if fence is not None:
+                if body.strip().startswith(fence) and set(body.strip()) == {fence[0]}:
+                    fence = None
+                i += 1
+                continue
+            fm = _FENCE.match(body)
+            if fm is not None:
+                fence = fm.group(1)
+                i += 1
+                continue
+            hm = _HEADING2.match(body)
+            if hm is not None:
+                if current is None:
+                    self.preamble_end = i
+                else:
+                    current.end = i
+                title = _CLOSING_HASHES.sub("", hm.group(1) or "").strip()
+                if set(title) == {"#"}:
+                    title = ""
+                current = Section(title, i, n)
+                self.sections.append(current)
+                i += 1
+                continue
+            if current is not None and _BULLET.match(body) is not None:
+                j = i + 1
+                while j < n:
+                    nxt = _body(lines[j])
+                    if not nxt.strip() or nxt[0] not in " \t":
+                        break
+                    j += 1
+                current.entries.append(_entry_from(lines, i, j, current.title))
+                i = j
+                continue
+            i += 1
+        if current is not None:
+            current.end = n
+
+    def section(self, title: str) -> Section | None:
+        """The first section whose title matches ``title`` (case-insensitive)."""
+        want = title.strip().casefold()
+        for s in self.sections:
+            if s.title.casefold() == want:
+                return s
+        return None
+
+    def entries(self) -> list[Entry]:
+        return [e for s in self.sections for e in s.entries]
+
+    @property
+    def newline(self) -> str:
+        """The file's line ending (CRLF when most lines use it, else LF)."""
+        crlf = sum(1 for line in self.lines if line.endswith("\r\n"))
+        return "\r\n" if crlf * 2 > len(self.lines) else "\n"
+
+    # -- editing --------------------------------------------------------
+
+    def replace(self, start: int, end: int, new: Iterable[str]) -> Document:
+        """A new document with lines [start, end) replaced by ``new``.
+
+        A line before ``start`` that lacks its line ending (the old last
+        line) gets one when lines are inserted after it.
+        """
+        lines = list(self.lines)
+        new = list(new)
+        if new and start > 0 and start == len(lines) and not lines[-1].endswith("\n"):
+            nl = self.newline
+            lines[-1] += "\n" if nl == "\r\n" and lines[-1].endswith("\r") else nl
+        lines[start:end] = new
+        return Document(lines)
+
+    def append_to_section(self, title: str, new: Sequence[str]) -> Document:
+        """Add entry lines after the last entry of section ``title`` (creating the section).
+
+        In a section without entries they go after its last non-blank line.
+        """
+        s = self.section(title)
+        if s is None:
+            return self._new_section(title, new)
+        if s.entries:
+            at = s.entries[-1].end
+        else:
+            at = s.end
+            while at > s.start + 1 and not _body(self.lines[at - 1]).strip():
+                at -= 1
+        nl = self.newline
+        return self.replace(at, at, [line if line.endswith("\n") else line + nl for line in new])
+
+    def rewrite_entry(
+        self,
+        entry: Entry,
+        *,
+        text: str | None = None,
+        stale: bool | None = None,
+        meta: Meta | None = None,
+    ) -> Document:
+        """The entry's first line rebuilt with new text, stale mark or metadata.
+
+        Its bullet character, the spacing after it and its line ending are
+        kept, and so are its sub-lines: only that one line changes.
+        """
+        old = self.lines[entry.start]
+        body = _body(old)
+        ending = old[len(body) :]
+        m = _BULLET.match(body)
+        assert m is not None
+        text = entry.text if text is None else text
+        stale = entry.stale if stale is None else stale
+        meta = entry.meta if meta is None else meta
+        line = m.group(1) + m.group(2) + (f"{STALE_MARK} " if stale else "") + text
+        comment = format_meta(meta)
+        if comment:
+            line += " " + comment
+        return self.replace(entry.start, entry.start + 1, [line + ending])
+
+    def _new_section(self, title: str, new: Sequence[str]) -> Document:
+        """A section ``## title`` with ``new`` as its entries, before ``## Links`` or at the end."""
+        nl = self.newline
+        links = self.section("Links")
+        block = [f"## {title}{nl}", *(line if line.endswith("\n") else line + nl for line in new)]
+        if links is not None and title.casefold() != "links":
+            return self.replace(links.start, links.start, [*block, nl])
+        lines = self.lines
+        prefix = [nl] if lines and _body(lines[-1]).strip() else []
+        return self.replace(len(lines), len(lines), [*prefix, *block])
+
+
+def entry_lines(
+    text: str,
+    meta: Meta,
+    *,
+    stale: bool = False,
+    children: Sequence[str] = (),
+    nl: str = "\n",
+) -> list[str]:
+    """The lines of a new entry: ``- [?] text <!-- mc: ... -->`` and ``  - child`` lines."""
+    head = f"- {STALE_MARK} {text}" if stale else f"- {text}"
+    comment = format_meta(meta)
+    if comment:
+        head += " " + comment
+    return [head + nl, *(f"  - {c}{nl}" for c in children)]

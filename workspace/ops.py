@@ -1,0 +1,414 @@
+"""What agents and people do to MEMORY.md: remember, update, remove, supersede, confirm.
+
+Each operation is a function of the file's current bytes, applied with
+files.edit: under the scope's lock, on what is on disk at that moment, so a
+human's edit made since the caller looked is kept (the operation is redone
+on top of it). Nothing is silently lost: a removed or superseded entry's
+lines are appended, verbatim, to ``memory/archive/YYYY-MM.md`` with the date
+and the reason, before MEMORY.md is written. Every text passes the secret
+gate before anything is written.
+
+Housekeeping over a whole file (decay, consolidation, the rolling window)
+is in housekeeping.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from memory_chain.chain.errors import InputError
+from memory_chain.chain.secrets import check as check_secret
+
+from .dedup import contradicts, normalize, same
+from .files import edit
+from .markdown import Document, Entry, Meta, encode, entry_lines
+from .scopes import Scope
+
+__all__ = [
+    "DEFAULT_SECTION",
+    "SECTIONS",
+    "Outcome",
+    "archive_block",
+    "check_section",
+    "check_text",
+    "confirm",
+    "find_entry",
+    "note",
+    "remember",
+    "remove",
+    "supersede",
+    "update",
+]
+
+#: The sections of seed 000 section 3.3, in their injection priority (section 6.2) order.
+SECTIONS: Final = (
+    "Corrections",
+    "User Preferences",
+    "Project Conventions",
+    "Error Patterns",
+    "Tool Usage",
+    "Architecture Decisions",
+    "Workflow",
+    "People & Roles",
+    "Links",
+)
+DEFAULT_SECTION: Final = "Notes"
+MAX_ENTRY_CHARS: Final = 1000
+MAX_SECTION_CHARS: Final = 80
+NEW_FILE_TITLE: Final = "# Memory\n"
+SOURCES: Final = ("manual", "auto", "curation")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one operation did (or would have done)."""
+
+    action: str  # added, duplicate, updated, removed, superseded, confirmed, unchanged, ...
+    scope: str
+    path: Path
+    line: int | None = None
+    text: str | None = None
+    section: str | None = None
+    merged: bool = False  # the file had changed since it was read: applied on top
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "scope": self.scope,
+            "path": str(self.path),
+            "line": self.line,
+            "text": self.text,
+            "section": self.section,
+            "merged": self.merged,
+            **self.detail,
+        }
+
+
+def iso(day: date) -> str:
+    return day.isoformat()
+
+
+def check_text(text: str, *, what: str = "entry") -> str:
+    """An entry's text, trimmed; refused if empty, multi-line, too long or secret."""
+    text = text.strip()
+    if not text:
+        raise InputError(f"the {what} is empty")
+    if "\n" in text or "\r" in text:
+        raise InputError(f"an {what} is one line", hint="put details in --child lines")
+    if len(text) > MAX_ENTRY_CHARS:
+        raise InputError(f"the {what} is {len(text)} characters; the limit is {MAX_ENTRY_CHARS}")
+    if "<!--" in text or "-->" in text:
+        raise InputError(f"the {what} may not hold an HTML comment (<!-- -->)")
+    if any(ord(c) < 32 and c != "\t" for c in text):
+        raise InputError(f"the {what} holds a control character")
+    check_secret(text, what=f"the {what}")
+    return text
+
+
+def check_section(name: str) -> str:
+    name = name.strip()
+    if not name or "\n" in name or "\r" in name or name.startswith("#"):
+        raise InputError(f"bad section name {name!r}", hint='e.g. --section "User Preferences"')
+    if len(name) > MAX_SECTION_CHARS:
+        raise InputError(f"a section name is at most {MAX_SECTION_CHARS} characters")
+    return name
+
+
+def _parse(data: bytes | None) -> Document:
+    return Document.parse(data or b"")
+
+
+def find_entry(doc: Document, match: str, section: str | None = None) -> Entry:
+    """The one entry ``match`` names: a line number (``12`` or ``L12``), its text, or a
+    unique part of its text (case-insensitive); optionally only in ``section``."""
+    entries = doc.entries()
+    if section is not None:
+        want = section.strip().casefold()
+        entries = [e for e in entries if e.section.casefold() == want]
+    key = match.strip()
+    number = key[1:] if key[:1] in ("L", "l") else key
+    if number.isdigit():
+        for e in entries:
+            if e.line == int(number):
+                return e
+        raise InputError(f"no entry starts at line {number}")
+    exact = [e for e in entries if normalize(e.text) == normalize(key)]
+    found = exact or [e for e in entries if key.casefold() in e.text.casefold()]
+    if not found:
+        raise InputError(f"no entry matches {key!r}", hint="`memory-chain ws show` lists them")
+    if len(found) > 1:
+        lines = ", ".join(str(e.line) for e in found)
+        raise InputError(
+            f"{len(found)} entries match {key!r} (lines {lines})",
+            hint="give more of the text, or the line number",
+        )
+    return found[0]
+
+
+def _with_newline(lines: Sequence[str], nl: str) -> list[str]:
+    return [line if line.endswith("\n") else line + nl for line in lines]
+
+
+def archive_block(
+    doc: Document, entry: Entry, *, action: str, reason: str, day: date, by: str | None = None
+) -> list[str]:
+    """The archive record of ``entry``: a heading, the reason, and its lines verbatim."""
+    lines = [
+        f"## {iso(day)} {action} from {entry.section or 'MEMORY.md'}\n",
+        f"> Reason: {reason}\n",
+    ]
+    if by is not None:
+        lines.append(f"> Replaced by: {by}\n")
+    lines.append("\n")
+    lines.extend(_with_newline(doc.lines[entry.start : entry.end], "\n"))
+    lines.append("\n")
+    return lines
+
+
+def append_archive(scope: Scope, block: Sequence[str], day: date) -> None:
+    """Add ``block`` to memory/archive/YYYY-MM.md (the caller holds the scope's lock)."""
+    path = scope.archive(day.strftime("%Y-%m"))
+
+    def change(current: bytes | None) -> bytes:
+        head = b"" if current else encode(f"# Archive {day.strftime('%Y-%m')}\n\n")
+        body = current or b""
+        if body and not body.endswith(b"\n"):
+            body += b"\n"
+        return head + body + encode("".join(block))
+
+    edit(path, change, lock_root=None)
+
+
+def _run(
+    scope: Scope,
+    change: Callable[[Document], tuple[Document | None, Outcome]],
+    *,
+    base: bytes | str | None = "",
+) -> Outcome:
+    """Apply ``change`` to MEMORY.md; return its outcome (marked merged when redone)."""
+    box: list[Outcome] = []
+
+    def raw(current: bytes | None) -> bytes | None:
+        start = encode(NEW_FILE_TITLE + "\n") if current is None else current
+        doc, outcome = change(Document.parse(start))
+        box.clear()
+        box.append(outcome)
+        return None if doc is None else doc.render()
+
+    scope.prepare()
+    done = edit(scope.memory_md, raw, lock_root=scope.root, base=base)
+    outcome = box[0]
+    if done.merged:
+        outcome = Outcome(**{**_fields(outcome), "merged": True})
+    return outcome
+
+
+def _fields(o: Outcome) -> dict[str, Any]:
+    return {k: getattr(o, k) for k in Outcome.__slots__}
+
+
+def _meta(
+    day: date,
+    *,
+    source: str,
+    confidence: float | None,
+    seq: int | None,
+    untrusted: bool,
+) -> Meta:
+    if source not in SOURCES:
+        raise InputError(f"unknown source {source!r}", hint=f"choose one of: {', '.join(SOURCES)}")
+    conf = None
+    if confidence is not None:
+        if not 0.0 <= confidence <= 1.0:
+            raise InputError(f"confidence must be within 0..1, not {confidence}")
+        conf = f"{confidence:.2f}"
+    return Meta().with_(
+        added=iso(day),
+        confirmed=iso(day),
+        conf=conf,
+        src=source,
+        seq=None if seq is None else str(seq),
+        trust="untrusted" if untrusted else None,
+    )
+
+
+def _line_of(doc: Document, text: str, section: str) -> int | None:
+    for e in reversed(doc.entries()):
+        if e.section.casefold() == section.casefold() and e.text == text:
+            return e.line
+    return None
+
+
+def remember(
+    scope: Scope,
+    text: str,
+    *,
+    section: str = DEFAULT_SECTION,
+    source: str = "manual",
+    confidence: float | None = None,
+    seq: int | None = None,
+    untrusted: bool = False,
+    children: Sequence[str] = (),
+    today: date | None = None,
+    base: bytes | str | None = "",
+) -> Outcome:
+    """Append an entry to ``section`` of the scope's MEMORY.md, unless one says the same.
+
+    A duplicate (same text, or keyword overlap >= 0.7, seed 000 section 4.3)
+    anywhere in the file is reported and nothing is written; an entry it
+    contradicts is reported in ``detail["contradicts"]`` (supersede replaces it).
+    """
+    day = today or date.today()
+    text = check_text(text)
+    section = check_section(section)
+    kids = [check_text(c, what="child line") for c in children]
+    meta = _meta(day, source=source, confidence=confidence, seq=seq, untrusted=untrusted)
+    path = scope.memory_md
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        for e in doc.entries():
+            if same(e.text, text):
+                return None, Outcome("duplicate", scope.name, path, e.line, e.text, e.section)
+        clash = [e.line for e in doc.entries() if contradicts(e.text, text)]
+        new = doc.append_to_section(section, entry_lines(text, meta, children=kids, nl=doc.newline))
+        detail: dict[str, Any] = {"contradicts": clash} if clash else {}
+        line = _line_of(new, text, section)
+        return new, Outcome("added", scope.name, path, line, text, section, detail=detail)
+
+    return _run(scope, change, base=base)
+
+
+def update(
+    scope: Scope,
+    match: str,
+    text: str,
+    *,
+    section: str | None = None,
+    today: date | None = None,
+    base: bytes | str | None = "",
+) -> Outcome:
+    """Change an entry's text in place (its line only); it counts as confirmed today."""
+    day = today or date.today()
+    text = check_text(text)
+    path = scope.memory_md
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        e = find_entry(doc, match, section)
+        meta = e.meta.with_(confirmed=iso(day)) if e.meta.values else e.meta
+        new = doc.rewrite_entry(e, text=text, stale=False, meta=meta)
+        return new, Outcome(
+            "updated", scope.name, path, e.line, text, e.section, detail={"old": e.text}
+        )
+
+    return _run(scope, change, base=base)
+
+
+def confirm(
+    scope: Scope,
+    match: str,
+    *,
+    section: str | None = None,
+    today: date | None = None,
+    base: bytes | str | None = "",
+) -> Outcome:
+    """Clear an entry's ``[?]`` mark and record today as its last confirmation."""
+    day = today or date.today()
+    path = scope.memory_md
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        e = find_entry(doc, match, section)
+        meta = e.meta.with_(confirmed=iso(day))
+        if not e.stale and meta == e.meta:
+            return None, Outcome("unchanged", scope.name, path, e.line, e.text, e.section)
+        new = doc.rewrite_entry(e, stale=False, meta=meta)
+        return new, Outcome("confirmed", scope.name, path, e.line, e.text, e.section)
+
+    return _run(scope, change, base=base)
+
+
+def remove(
+    scope: Scope,
+    match: str,
+    *,
+    reason: str,
+    section: str | None = None,
+    today: date | None = None,
+    base: bytes | str | None = "",
+) -> Outcome:
+    """Take an entry (with its sub-lines) out of MEMORY.md into the archive, with ``reason``."""
+    day = today or date.today()
+    reason = check_text(reason, what="reason")
+    path = scope.memory_md
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        e = find_entry(doc, match, section)
+        append_archive(scope, archive_block(doc, e, action="removed", reason=reason, day=day), day)
+        new = doc.replace(e.start, e.end, [])
+        return new, Outcome("removed", scope.name, path, e.line, e.text, e.section)
+
+    return _run(scope, change, base=base)
+
+
+def supersede(
+    scope: Scope,
+    match: str,
+    text: str,
+    *,
+    reason: str,
+    section: str | None = None,
+    source: str = "manual",
+    confidence: float | None = None,
+    seq: int | None = None,
+    today: date | None = None,
+    base: bytes | str | None = "",
+) -> Outcome:
+    """Replace a contradicted entry by ``text``; the old lines go to the archive with ``reason``."""
+    day = today or date.today()
+    text = check_text(text)
+    reason = check_text(reason, what="reason")
+    meta = _meta(day, source=source, confidence=confidence, seq=seq, untrusted=False)
+    path = scope.memory_md
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        e = find_entry(doc, match, section)
+        block = archive_block(doc, e, action="superseded", reason=reason, day=day, by=text)
+        append_archive(scope, block, day)
+        new = doc.replace(e.start, e.end, entry_lines(text, meta, nl=doc.newline))
+        detail = {"old": e.text}
+        return new, Outcome("superseded", scope.name, path, e.line, text, e.section, detail=detail)
+
+    return _run(scope, change, base=base)
+
+
+def note(
+    scope: Scope,
+    text: str,
+    *,
+    when: datetime | None = None,
+    source: str = "manual",
+    untrusted: bool = False,
+    section: str = "Notes",
+) -> Outcome:
+    """Append ``- HH:MM text`` to today's daily file memory/YYYY-MM-DD.md (seed 002)."""
+    moment = when or datetime.now()
+    text = check_text(text, what="note")
+    day = moment.date()
+    path = scope.daily(iso(day))
+    meta = Meta().with_(src=source, trust="untrusted" if untrusted else None)
+    line = f"{moment.strftime('%H:%M')} {text}"
+    box: list[int | None] = []
+
+    def change(current: bytes | None) -> bytes:
+        doc = _parse(current if current else encode(f"# {iso(day)}\n\n"))
+        new = doc.append_to_section(section, entry_lines(line, meta, nl=doc.newline))
+        box.append(_line_of(new, line, section))
+        return new.render()
+
+    scope.prepare()
+    done = edit(path, change, lock_root=scope.root)
+    return Outcome("noted", scope.name, path, box[-1], text, section, merged=done.merged)
