@@ -1,0 +1,378 @@
+"""Memory tools (seed 003 section 6): list, read, write, patch, append, delete, rename.
+
+Paths are relative to one scope root and pass the sandbox (sandbox.py);
+every text written passes the secret gate; every write goes through
+files.edit under the scope's lock. ``call(workspace, request)`` takes one
+tool call as a JSON object (or its text) and returns a JSON-able dict: it
+never raises for bad input, so an MCP server or a hook can hand it anything.
+
+Request: ``{"tool": "<name>", "scope": "user", ...arguments}``, or one of
+the Anthropic memory tool's commands (``{"command": "view", "path":
+"/memories/..."}``, see memorytool.py). Reply: ``{"ok": true, "result":
+...}`` or ``{"ok": false, "error": "<one line>", "hint": ...}``.
+
+A fact or episode file keeps a ``> Summary:`` line under its title: write
+and append regenerate it (unless given), from the ``- Summary:`` lines of
+its ``##`` blocks, else their titles, else its bullets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from memory_chain.chain.errors import InputError, MemoryChainError
+from memory_chain.chain.secrets import check as check_secret
+
+from .files import ConflictError, edit, locked
+from .markdown import decode, encode
+from .sandbox import MAX_FILE_BYTES, SandboxError, read_file, relative, resolve
+from .scopes import Scope, Workspace
+
+__all__ = [
+    "TOOLS",
+    "append",
+    "call",
+    "delete",
+    "list_files",
+    "patch",
+    "read",
+    "rename",
+    "summary_of",
+    "write",
+]
+
+TOOLS: Final = ("list", "read", "write", "patch", "append", "delete", "rename")
+MAX_SUMMARY_CHARS: Final = 120
+_SUMMARY_LINE: Final = re.compile(r"^> ?Summary:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_ENTRY_SUMMARY: Final = re.compile(r"^[-*][ \t]+Summary:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_H1: Final = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+_H2: Final = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+_BULLET_KEY: Final = re.compile(r"^[-*][ \t]+([^:\n]{1,30}):", re.MULTILINE)
+
+
+def _reserved(scope: Scope) -> frozenset[str]:
+    return frozenset({"local"}) if scope.name == "project" else frozenset()
+
+
+def _path(scope: Scope, rel: str, *, folder: bool = False) -> Path:
+    return resolve(scope.root, rel, folder=folder, reserved=_reserved(scope))
+
+
+def summary_of(text: str) -> str | None:
+    """The ``> Summary:`` line's text, if the file has one."""
+    m = _SUMMARY_LINE.search(text)
+    return m.group(1) if m else None
+
+
+def _join(items: Sequence[str]) -> str:
+    """The most recent items that fit MAX_SUMMARY_CHARS, oldest first."""
+    out: list[str] = []
+    size = 0
+    for item in reversed(items):
+        item = " ".join(item.split())
+        if size + len(item) + 2 > MAX_SUMMARY_CHARS and out:
+            break
+        out.append(item[:MAX_SUMMARY_CHARS])
+        size += len(item) + 2
+    return ", ".join(reversed(out))
+
+
+def make_summary(text: str) -> str:
+    """A summary for a file without one: its blocks' summaries, titles or bullet keys."""
+    for rx in (_ENTRY_SUMMARY, _H2, _BULLET_KEY):
+        found = rx.findall(text)
+        if found:
+            return _join([f.casefold() if rx is _BULLET_KEY else f for f in found])
+    m = _H1.search(text)
+    return m.group(1) if m else "notes"
+
+
+def with_summary(text: str, summary: str | None = None) -> str:
+    """``text`` with its ``> Summary:`` line set (regenerated unless ``summary``).
+
+    A new summary line goes under the ``# `` title on the first line, else on top.
+    """
+    summary = " ".join((summary or make_summary(_SUMMARY_LINE.sub("", text))).split())
+    line = f"> Summary: {summary}"
+    if _SUMMARY_LINE.search(text):
+        return _SUMMARY_LINE.sub(lambda _m: line, text, count=1)
+    title, _, rest = text.partition("\n")
+    if title.startswith("# "):
+        rest = rest.lstrip("\n")
+        return f"{title}\n\n{line}\n" + (f"\n{rest}" if rest else "")
+    return f"{line}\n\n{text}" if text else f"{line}\n"
+
+
+def _summarised(rel: str) -> bool:
+    return rel.startswith(("facts/", "episodes/"))
+
+
+def _check_content(text: str, what: str) -> bytes:
+    data = encode(text)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{what} is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    if "\x00" in text:
+        raise InputError(f"{what} holds a NUL byte")
+    if any(0xDC80 <= ord(c) <= 0xDCFF for c in text):
+        raise InputError(f"{what} is not valid UTF-8")
+    check_secret(text, what=what)
+    return data
+
+
+# -- the tools ----------------------------------------------------------------
+
+
+def list_files(scope: Scope) -> list[dict[str, Any]]:
+    """Every memory file of the scope: path, summary line (or a made one), size in bytes."""
+    out: list[dict[str, Any]] = []
+    root = Path(os.path.realpath(scope.root))
+    if not root.is_dir():
+        return out
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(root).as_posix()
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".")
+            and not (rel_dir == "." and d in _reserved(scope))
+            and not (here / d).is_symlink()
+        )
+        for name in sorted(filenames):
+            path = here / name
+            if name.startswith(".") or not name.endswith(".md") or path.is_symlink():
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            text = decode(data[:8192])
+            rel = relative(root, path)
+            out.append(
+                {"path": rel, "summary": summary_of(text) or make_summary(text), "size": len(data)}
+            )
+    return sorted(out, key=lambda f: (f["path"] != "MEMORY.md", f["path"]))
+
+
+def read(scope: Scope, rel: str, start: int | None = None, end: int | None = None) -> str:
+    """The file's text, or lines ``start``..``end`` (1-based, inclusive; end -1 = to the end)."""
+    path = _path(scope, rel)
+    text = decode(read_file(path, rel))
+    if start is None and end is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    first = 1 if start is None else start
+    last = len(lines) if end is None or end == -1 else end
+    if first < 1 or last < first - 1 or first > len(lines) + 1:
+        raise InputError(f"line range {first}..{last} is outside {rel} (1..{len(lines)})")
+    return "".join(lines[first - 1 : last])
+
+
+def write(
+    scope: Scope, rel: str, content: str, *, base: str | None = None, summary: str | None = None
+) -> dict[str, Any]:
+    """Create or replace a file; a fact or episode file gets its summary line.
+
+    ``base``: the text the caller read; if the file holds something else now,
+    nothing is written (ConflictError).
+    """
+    path = _path(scope, rel)
+    if _summarised(rel):
+        content = with_summary(content, summary)
+    data = _check_content(content, f"the content for {rel}")
+    expect = None if base is None else encode(base)
+
+    def change(current: bytes | None) -> bytes:
+        if expect is not None and current != expect:
+            raise ConflictError(
+                f"{rel} changed since it was read; nothing was written",
+                hint="read it again and redo the change on what is there now",
+            )
+        return data
+
+    scope.prepare()
+    done = edit(path, change, lock_root=scope.root)
+    return {"path": rel, "size": len(data), "created": done.before is None, "written": done.written}
+
+
+def patch(scope: Scope, rel: str, patches: Sequence[dict[str, str]]) -> dict[str, Any]:
+    """Replace each ``old`` text by its ``new`` one; each old must occur exactly once.
+
+    Patches apply in order to the file as it is now; if any old text is
+    missing or ambiguous, nothing is written.
+    """
+    path = _path(scope, rel)
+    if not patches:
+        raise InputError("no patches given")
+    pairs: list[tuple[str, str]] = []
+    for i, p in enumerate(patches, 1):
+        old, new = p.get("old"), p.get("new")
+        if not isinstance(old, str) or not isinstance(new, str) or not old:
+            raise InputError(f"patch {i}: want non-empty text 'old' and text 'new'")
+        check_secret(new, what=f"patch {i}")
+        pairs.append((old, new))
+
+    def change(current: bytes | None) -> bytes:
+        if current is None:
+            raise InputError(f"{rel} does not exist")
+        text = decode(current)
+        for i, (old, new) in enumerate(pairs, 1):
+            count = text.count(old)
+            if count != 1:
+                why = "does not occur" if count == 0 else f"occurs {count} times"
+                raise InputError(
+                    f"patch {i}: the old text {why} in {rel}; nothing was written",
+                    hint="give an old text that occurs exactly once (add context around it)",
+                )
+            text = text.replace(old, new, 1)
+        if _summarised(rel):
+            text = with_summary(text, summary_of(text))
+        return _check_content(text, f"the patched {rel}")
+
+    read_file(path, rel)  # a missing file, or a folder, is one clear error
+    done = edit(path, change, lock_root=scope.root)
+    return {"path": rel, "applied": len(pairs), "written": done.written}
+
+
+def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) -> dict[str, Any]:
+    """Append a markdown block (an episode) and regenerate the file's summary line."""
+    path = _path(scope, rel)
+    if not entry.strip():
+        raise InputError("the entry is empty")
+    check_secret(entry, what="the entry")
+    block = entry.strip("\n") + "\n"
+
+    def change(current: bytes | None) -> bytes:
+        if current is None:
+            title = Path(rel).stem
+            kind = "Episodes" if rel.startswith("episodes/") else "Notes"
+            text = f"# {title} {kind}\n\n"
+        else:
+            text = decode(current)
+            if text and not text.endswith("\n"):
+                text += "\n"
+            if text and not text.endswith("\n\n"):
+                text += "\n"
+        text += block
+        text = with_summary(text, summary)
+        return _check_content(text, f"{rel} with the entry")
+
+    scope.prepare()
+    done = edit(path, change, lock_root=scope.root)
+    return {"path": rel, "size": len(done.after or b""), "created": done.before is None}
+
+
+def delete(scope: Scope, rel: str) -> dict[str, Any]:
+    """Delete one file (folders: only when empty)."""
+    path = _path(scope, rel, folder=True)
+    with locked(scope.root):
+        try:
+            if path.is_dir():
+                path.rmdir()
+            else:
+                if not rel.endswith(".md"):
+                    raise SandboxError(f"path {rel!r} refused: only .md files can be deleted")
+                path.unlink()
+        except FileNotFoundError:
+            raise InputError(f"{rel} does not exist") from None
+        except OSError as exc:
+            raise InputError(f"cannot delete {rel}: {exc.strerror}") from None
+    return {"path": rel, "deleted": True}
+
+
+def rename(scope: Scope, old: str, new: str) -> dict[str, Any]:
+    """Rename a file; the new name must not exist."""
+    src = _path(scope, old)
+    dst = _path(scope, new)
+    with locked(scope.root):
+        if not src.is_file():
+            raise InputError(f"{old} does not exist")
+        if dst.exists():
+            raise InputError(f"{new} already exists; nothing was renamed")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        # link + unlink: never replaces a file that appeared meanwhile.
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise InputError(f"{new} already exists; nothing was renamed") from None
+        src.unlink()
+    return {"old": old, "new": new}
+
+
+# -- one call as JSON -----------------------------------------------------------
+
+
+def _arg(args: dict[str, Any], name: str, kind: type, default: Any = ...) -> Any:
+    value = args.get(name, default)
+    if value is ...:
+        raise InputError(f"missing argument {name!r}")
+    if value is not None and not isinstance(value, kind):
+        raise InputError(f"argument {name!r} must be {kind.__name__}")
+    return value
+
+
+def run_tool(workspace: Workspace, request: dict[str, Any]) -> Any:
+    """Run one of TOOLS; raises MemoryChainError on bad input."""
+    tool = request.get("tool")
+    if tool not in TOOLS:
+        raise InputError(f"unknown tool {tool!r}", hint=f"one of: {', '.join(TOOLS)}")
+    scope = workspace.scope(_arg(request, "scope", str, "user"))
+    if tool == "list":
+        return list_files(scope)
+    if tool == "read":
+        return read(
+            scope,
+            _arg(request, "path", str),
+            _arg(request, "start", int, None),
+            _arg(request, "end", int, None),
+        )
+    if tool == "write":
+        return write(
+            scope,
+            _arg(request, "path", str),
+            _arg(request, "content", str),
+            base=_arg(request, "base", str, None),
+            summary=_arg(request, "summary", str, None),
+        )
+    if tool == "patch":
+        patches = _arg(request, "patches", list)
+        if not all(isinstance(p, dict) for p in patches):
+            raise InputError('patches must be a list of {"old": ..., "new": ...} objects')
+        return patch(scope, _arg(request, "path", str), patches)
+    if tool == "append":
+        return append(
+            scope,
+            _arg(request, "path", str),
+            _arg(request, "entry", str),
+            summary=_arg(request, "summary", str, None),
+        )
+    if tool == "delete":
+        return delete(scope, _arg(request, "path", str))
+    return rename(scope, _arg(request, "old", str), _arg(request, "new", str))
+
+
+def call(workspace: Workspace, request: dict[str, Any] | str | bytes) -> dict[str, Any]:
+    """One tool call in, one JSON-able reply out; never raises for bad input."""
+    try:
+        if isinstance(request, (str, bytes)):
+            try:
+                request = orjson.loads(request)
+            except orjson.JSONDecodeError:
+                raise InputError("the tool call is not valid JSON") from None
+        if not isinstance(request, dict):
+            raise InputError("a tool call is a JSON object")
+        if "command" in request:
+            from .memorytool import run_command
+
+            return run_command(workspace, request)
+        return {"ok": True, "result": run_tool(workspace, request)}
+    except MemoryChainError as exc:
+        return {"ok": False, "error": exc.message, "hint": exc.hint}
+    except OSError as exc:
+        return {"ok": False, "error": f"{exc.strerror or exc}", "hint": None}
