@@ -14,6 +14,7 @@ import click
 
 from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option, open_ledger
 from .ledger_cmds import TIERS, TYPES
+from .workspace_cmds import open_workspace, workspace_options
 
 
 def _open_index() -> Any:
@@ -56,8 +57,16 @@ def _preview(text: str, width: int = 72) -> str:
 )
 @click.option("--type", "type_", type=click.Choice(TYPES), default=None, help="Only this type.")
 @click.option("--tier", type=click.Choice(TIERS), default=None, help="Only this tier.")
-@click.option("--include-archived", is_flag=True, help="Also search archived and expired memories.")
+@click.option(
+    "--include-archived",
+    is_flag=True,
+    help="Also search archived and expired memories (and the workspace's archive).",
+)
+@click.option(
+    "--include-superseded", is_flag=True, help="Also chain entries a later entry superseded."
+)
 @weights_option
+@workspace_options
 @dir_option
 @json_option
 def search(
@@ -67,40 +76,55 @@ def search(
     type_: str | None,
     tier: str | None,
     include_archived: bool,
+    include_superseded: bool,
     weights: str | None,
     as_json: bool,
 ) -> None:
-    """Find memories matching QUERY, best first (full text + recency, importance, access).
+    """Find memories matching QUERY in the chain and the workspace, best first.
 
-    Every word of QUERY is searched for (any of them may match); FTS syntax
-    in QUERY is treated as plain words. A query that matches nothing prints
-    nothing. The memories returned have their access count raised.
+    Chain memories are marked provable (with their seq), workspace entries
+    editable (with their path and line), untrusted ones untrusted. Every
+    word of QUERY is searched for (any of them may match); FTS syntax in
+    QUERY is treated as plain words. A query that matches nothing prints
+    nothing. The chain memories returned have their access count raised.
+    --type and --tier search the chain only.
 
     \b
     Example:
         memory-chain search "package manager"
         memory-chain search deploy --type decision --max-tokens 500 --json
     """
-    from memory_chain.index.query import search as do_search
+    from memory_chain.workspace.recall import search as do_search
 
     w = _weights(weights)
     with _open_index() as index:
-        hits = do_search(
+        found = do_search(
             index,
+            open_workspace(),
             query,
             limit=limit,
             max_tokens=max_tokens,
             type_=type_,
             tier=tier,
             include_archived=include_archived,
+            include_superseded=include_superseded,
             weights=w,
         )
     if as_json:
-        emit_json([h.as_dict() for h in hits])
+        emit_json([f.as_dict() for f in found])
         return
-    for h in hits:
-        mark = "" if h.status == "active" else f" [{h.status}]"
-        click.echo(f"{h.seq:>6}  {h.score:.3f}  {h.type}/{h.tier}{mark}  {_preview(h.text)}")
+    for f in found:
+        h = f.chain
+        if h is not None:
+            mark = "" if h.status == "active" else f" [{h.status}]"
+            click.echo(
+                f"{h.seq:>6}  {f.score:.3f}  provable {h.type}/{h.tier}{mark}  {_preview(h.text)}"
+            )
+        else:
+            stale = "[?] " if f.stale else ""
+            click.echo(
+                f"{f.scope}:{f.path}:{f.line}  {f.score:.3f}  {f.kind}  {stale}{_preview(f.text)}"
+            )
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -117,26 +141,43 @@ def search(
     is_flag=True,
     help="Skip verifying the chain (the block then says nothing is vouched for).",
 )
+@click.option(
+    "--char-cap",
+    type=click.IntRange(min=100),
+    default=32000,
+    show_default=True,
+    help="At most this many characters, whatever the token budget.",
+)
 @weights_option
+@workspace_options
 @dir_option
 @json_option
 def context(
-    query: str | None, max_tokens: int, no_verify: bool, weights: str | None, as_json: bool
+    query: str | None,
+    max_tokens: int,
+    no_verify: bool,
+    char_cap: int,
+    weights: str | None,
+    as_json: bool,
 ) -> None:
     """Print the session-start memory block (markdown) for an agent.
 
     It opens with an integrity line (did the chain verify, its size and
-    head), then identity memories, committed decisions, and the best of the
-    rest, within the token budget. If the chain does not verify, that is
-    said first, no entry from the failing seq on is shown, and the exit
-    code is 1.
+    head), then the chain's identity, MEMORY.md of user, project and local
+    scope merged (local overrides project overrides user), committed
+    decisions, today's and yesterday's daily notes, the topic, fact and
+    episode files with their summaries, and the best of the rest of the
+    chain, within the token budget. Chain entries are labelled provable,
+    workspace lines editable; untrusted entries are only listed. If the
+    chain does not verify, that is said first, no entry from the failing
+    seq on is shown, and the exit code is 1.
 
     \b
     Example:
         memory-chain context
         memory-chain context --query "deploy the web app" --max-tokens 1000
     """
-    from memory_chain.index.context import build_context
+    from memory_chain.workspace.context import session_context
 
     w = _weights(weights)
     with _open_index() as index:
@@ -149,7 +190,15 @@ def context(
             from memory_chain.index.integrity import check_chain, integrity_of
 
             integrity = integrity_of(check_chain(open_ledger()))
-        ctx = build_context(index, integrity, query=query, max_tokens=max_tokens, weights=w)
+        ctx = session_context(
+            index,
+            integrity,
+            open_workspace(),
+            query=query,
+            max_tokens=max_tokens,
+            char_cap=char_cap,
+            weights=w,
+        )
     if as_json:
         emit_json(ctx.as_dict())
     else:

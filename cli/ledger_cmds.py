@@ -179,6 +179,13 @@ def _batch_items(data: bytes) -> list[Any]:
     help="Add JSON lines from FILE (- for stdin), all or nothing.",
 )
 @click.option(
+    "--supersedes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="SEQ",
+    help="This memory replaces entry SEQ (kept in the chain, no longer injected).",
+)
+@click.option(
     "--allow-secret",
     is_flag=True,
     help="Commit content that looks like a secret anyway (permanently; warns on stderr).",
@@ -193,6 +200,7 @@ def add(
     importance: int | None,
     meta: tuple[str, ...],
     batch: str | None,
+    supersedes: int | None,
     allow_secret: bool,
     as_json: bool,
 ) -> None:
@@ -230,21 +238,39 @@ def add(
         return
     if text is None:
         raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
+    meta_obj = _parse_meta(meta)
+    ledger = open_ledger()
+    if supersedes is not None:
+        _check_supersedes(ledger, supersedes)
+        meta_obj["supersedes"] = supersedes
     item = NewEntry(
         content=_read_source(text),
         type=type_,
         tier=tier,
         source=source,
         importance=importance,
-        meta=_parse_meta(meta),
+        meta=meta_obj,
     )
     if allow_secret:
         _warn_secrets([item])
-    r = open_ledger().add(item, allow_secret=allow_secret)
+    r = ledger.add(item, allow_secret=allow_secret)
     if as_json:
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
     else:
         click.echo(f"added seq {r.seq} {r.hash}")
+
+
+def _check_supersedes(ledger: Any, seq: int) -> None:
+    """--supersedes names an existing content entry."""
+    from memory_chain.chain.entry import CONTENT_TYPES
+    from memory_chain.chain.errors import InputError
+
+    try:
+        entry = ledger.entry(seq)
+    except InputError:
+        raise InputError(f"--supersedes {seq}: there is no entry {seq}") from None
+    if entry.get("type") not in CONTENT_TYPES:
+        raise InputError(f"--supersedes {seq}: entry {seq} is a {entry.get('type')}, not a memory")
 
 
 def _warn_secrets(items: list[Any]) -> None:

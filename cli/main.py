@@ -23,6 +23,7 @@ from .keys_cmd import keys
 from .ledger_cmds import add, init, log, redact, show, stats
 from .proof_cmds import checkpoint, consistency, prove, verify_proof
 from .verify_cmd import verify
+from .workspace_cmds import files, remember, ws
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -60,6 +61,8 @@ for command in (
 ):
     cli.add_command(command)
 for command in (search, context, reindex, gc, restore):
+    cli.add_command(command)
+for command in (ws, remember, files):
     cli.add_command(command)
 
 

@@ -56,6 +56,13 @@ from .common import (
     is_flag=True,
     help="Then check every EVM anchor too, as `memory-chain anchor verify` does.",
 )
+@click.option(
+    "--workspace",
+    "with_workspace",
+    is_flag=True,
+    help="Then check the workspace against the chain (edited committed lines, unreadable "
+    "files, contradictions, stale entries).",
+)
 @click.option("--network", metavar="NAME", help="With --anchors: only this network.")
 @click.option("--rpc", "rpc_url", metavar="URL", help="With --anchors: the node's JSON-RPC URL.")
 @dir_option
@@ -68,6 +75,7 @@ def verify(
     full: bool,
     bundle: str | None,
     with_anchors: bool,
+    with_workspace: bool,
     network: str | None,
     rpc_url: str | None,
     as_json: bool,
@@ -90,6 +98,7 @@ def verify(
         memory-chain verify --trusted-key ed25519:3b6a27bc... --json
         memory-chain verify --bundle backup.tar.gz --chain-id b3:5f10d0db...
         memory-chain verify --anchors --network base-sepolia
+        memory-chain verify --workspace
     """
     from memory_chain.chain.errors import InputError
 
@@ -116,11 +125,18 @@ def verify(
         from .anchor_cmds import run_anchor_audit
 
         audit = run_anchor_audit(network, rpc_url, None)
+    findings = None
+    if with_workspace and f is None:
+        from .workspace_cmds import check_workspace_here
+
+        findings = check_workspace_here()
+    ws_ok = findings is None or not any(x.error for x in findings)
     if as_json:
         emit_json(
             {
                 **({"anchors": anchor_json(audit)} if audit is not None else {}),
-                "ok": report.ok and (audit is None or audit.ok),
+                **({"workspace": [x.as_dict() for x in findings]} if findings is not None else {}),
+                "ok": report.ok and (audit is None or audit.ok) and ws_ok,
                 "entries": report.size,
                 "head": report.head,
                 "chain_id": report.chain_id,
@@ -159,4 +175,11 @@ def verify(
         if not as_json:
             print_anchor_report(audit, False)
         if not audit.ok:
+            sys.exit(1)
+    if findings is not None:
+        if not as_json:
+            from .workspace_cmds import print_findings
+
+            print_findings(findings)
+        if not ws_ok:
             sys.exit(1)

@@ -40,14 +40,21 @@ def system_clock() -> int:
 
 
 def visible(alias: str = "") -> str:
-    """SQL condition for "may be shown": active, with content, and not an
+    """SQL condition for "may be shown": active, with content, not an
     ephemeral entry past its lifetime (counted from creation, or from its
-    last restore). Takes the parameter :cutoff = now - lifetime."""
-    p = f"{alias}." if alias else ""
+    last restore), and not superseded by a later entry. Takes the parameter
+    :cutoff = now - lifetime."""
+    p = f"{alias}." if alias else "memories."
     return (
         f"{p}status = 'active' AND {p}content IS NOT NULL AND NOT ({p}tier = 'ephemeral' "
-        f"AND max({p}created, coalesce({p}restored_at, 0)) <= :cutoff)"
+        f"AND max({p}created, coalesce({p}restored_at, 0)) <= :cutoff) AND {not_superseded(alias)}"
     )
+
+
+def not_superseded(alias: str = "") -> str:
+    """SQL condition: no later entry names this one in its ``supersedes`` metadata."""
+    p = f"{alias}." if alias else "memories."
+    return f"NOT EXISTS (SELECT 1 FROM memories sup WHERE sup.supersedes = {p}seq)"
 
 
 class Index:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .budget import pack
-from .db import Index, visible
+from .db import Index, not_superseded, visible
 from .settings import DAY_US, Weights
 
 __all__ = ["Hit", "fts_query", "search"]
@@ -147,13 +147,18 @@ def filters(
     type_: str | None = None,
     tier: str | None = None,
     include_archived: bool = False,
+    include_superseded: bool = False,
     below: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """SQL condition on memories ``m`` and its parameters (:cutoff is the caller's)."""
     if include_archived:
         where = "m.status IN ('active', 'archived', 'expired') AND m.content IS NOT NULL"
+        if not include_superseded:
+            where += f" AND {not_superseded('m')}"
     else:
         where = visible("m")
+        if include_superseded:
+            where = where.replace(f" AND {not_superseded('m')}", "")
     params: dict[str, Any] = {}
     if type_ is not None:
         where += " AND m.type = :type"
@@ -194,6 +199,7 @@ def search(
     type_: str | None = None,
     tier: str | None = None,
     include_archived: bool = False,
+    include_superseded: bool = False,
     weights: Weights | None = None,
     record: bool = True,
 ) -> list[Hit]:
@@ -209,7 +215,12 @@ def search(
     if match is None or limit <= 0:
         return []
     w = weights or index.settings.weights
-    where, params = filters(type_=type_, tier=tier, include_archived=include_archived)
+    where, params = filters(
+        type_=type_,
+        tier=tier,
+        include_archived=include_archived,
+        include_superseded=include_superseded,
+    )
     now = index.now()
     params["cutoff"] = index.cutoff(now)
     top_access = index.max_access()

@@ -113,6 +113,38 @@ def _state(db: Database) -> None:
     )
 
 
+def _supersedes(db: Database) -> None:
+    """memories.supersedes: the seq an entry's metadata says it replaces (specs/INDEX.md)."""
+    db.execute("ALTER TABLE memories ADD COLUMN supersedes INTEGER")
+    db.execute("CREATE INDEX memories_supersedes ON memories (supersedes)")
+    # Older rows lack the column's value: forget the sync state, so that the
+    # next open rebuilds from the chain (usage and GC state are kept by hash).
+    db.execute("DELETE FROM state")
+
+
+def _workspace(db: Database) -> None:
+    """The workspace mirror: files by size/mtime/hash, their entries, and full text."""
+    db.execute(
+        "CREATE TABLE ws_files (path TEXT PRIMARY KEY, root TEXT NOT NULL, scope TEXT NOT NULL, "
+        "kind TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, "
+        "ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL, summary TEXT, "
+        "lines INTEGER NOT NULL, problem TEXT)"
+    )
+    db.execute("CREATE INDEX ws_files_root ON ws_files (root)")
+    db.execute(
+        "CREATE TABLE ws_entries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, root TEXT NOT NULL, "
+        "scope TEXT NOT NULL, kind TEXT NOT NULL, section TEXT NOT NULL, line INTEGER NOT NULL, "
+        "text TEXT NOT NULL, stale INTEGER NOT NULL, untrusted INTEGER NOT NULL, seq INTEGER, "
+        "added TEXT, confirmed TEXT, source TEXT, tokens INTEGER NOT NULL)"
+    )
+    db.execute("CREATE INDEX ws_entries_path ON ws_entries (path)")
+    db.execute("CREATE INDEX ws_entries_root ON ws_entries (root, kind)")
+    db.execute(
+        "CREATE VIRTUAL TABLE ws_fts USING fts5(text, section, content='ws_entries', "
+        "content_rowid='id', tokenize='porter unicode61')"
+    )
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -120,6 +152,8 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0002_memories_fts", _fts),
     ("0003_usage", _usage),
     ("0004_state", _state),
+    ("0005_supersedes", _supersedes),
+    ("0006_workspace", _workspace),
 )
 
 

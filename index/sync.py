@@ -75,13 +75,14 @@ MEMORY_COLUMNS: Final = (
     "access_count",
     "last_access",
     "restored_at",
+    "supersedes",
 )
 _INSERT_MEMORY: Final = (
     f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)})"
 )
 # Row tuple positions.
-_SEQ, _HASH, _CONTENT, _TOKENS, _STATUS, _REDACTED_BY = 0, 1, 10, 11, 13, 14
+_SEQ, _HASH, _CONTENT, _TOKENS, _STATUS, _REDACTED_BY, _SUPERSEDES = 0, 1, 10, 11, 13, 14, 18
 
 
 class IndexWarning(UserWarning):
@@ -260,6 +261,9 @@ class _Builder:
         session = obj["meta"].get("session")
         if session is not None and not isinstance(session, str):
             session = orjson.dumps(session).decode()
+        supersedes = obj["meta"].get("supersedes")
+        if type(supersedes) is not int or not 0 < supersedes < obj["seq"]:
+            supersedes = None
         return (
             obj["seq"],
             digest,
@@ -279,6 +283,7 @@ class _Builder:
             0,
             None,
             None,
+            supersedes,
         )
 
 
@@ -326,7 +331,17 @@ def _with_usage(
             continue
         access_count, last_access, state, restored_at = u
         status = state if state in ("archived", "expired") else "active"
-        out.append((*row[:_STATUS], status, None, access_count, last_access, restored_at))
+        out.append(
+            (
+                *row[:_STATUS],
+                status,
+                None,
+                access_count,
+                last_access,
+                restored_at,
+                *row[_SUPERSEDES:],
+            )
+        )
     return out
 
 

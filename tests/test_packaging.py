@@ -54,7 +54,8 @@ def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
-    """The wheel's only top-level package is memory_chain, and its code is chain/, index/, cli/."""
+    """The wheel's only top-level package is memory_chain; its code is chain/, index/, anchor/,
+    workspace/ and cli/."""
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     code = [n for n in names if ".dist-info/" not in n]
@@ -69,6 +70,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
                 "memory_chain/chain/",
                 "memory_chain/cli/",
                 "memory_chain/index/",
+                "memory_chain/workspace/",
             )
         )
     ]
@@ -77,6 +79,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/cli/main.py",
         "memory_chain/index/__init__.py",
         "memory_chain/index/db.py",
+        "memory_chain/workspace/markdown.py",
     } <= set(code)
     assert {
         "memory_chain/anchor/py.typed",
@@ -84,6 +87,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/anchor/contracts/MemoryChainAnchors.sol",
         "memory_chain/chain/py.typed",
         "memory_chain/index/py.typed",
+        "memory_chain/workspace/py.typed",
     } <= set(code)
 
 

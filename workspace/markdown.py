@@ -9,9 +9,10 @@ lines (specs/WORKSPACE.md section 3):
 * a **section** starts at a level-2 ATX heading (``## Title``, at most three
   spaces of indent, outside a fenced code block) and runs to the next one;
   lines before the first are the preamble;
-* an **entry** is a bullet (``-``, ``*`` or ``+`` then a space) at column 0
-  inside a section, plus the indented, non-blank lines that follow it (its
-  sub-bullets and continuation lines);
+* an **entry** is a bullet (``-``, ``*`` or ``+`` then a space) at column 0,
+  plus the indented, non-blank lines that follow it (its sub-bullets and
+  continuation lines); bullets before the first section belong to the
+  section "" (a MEMORY.md without headings still has entries);
 * an entry's first line may end with a metadata comment
   ``<!-- mc: added=2026-11-25 confirmed=2026-11-25 conf=0.9 src=auto seq=12 -->``
   (invisible in rendered markdown) and its text may start with the stale
@@ -179,6 +180,7 @@ class Document:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.sections: list[Section] = []
+        self.preamble_entries: list[Entry] = []  # bullets before the first ## heading
         self.preamble_end = len(lines)
         self._parse()
 
@@ -222,14 +224,17 @@ class Document:
                 self.sections.append(current)
                 i += 1
                 continue
-            if current is not None and _BULLET.match(body) is not None:
+            if _BULLET.match(body) is not None:
                 j = i + 1
                 while j < n:
                     nxt = _body(lines[j])
                     if not nxt.strip() or nxt[0] not in " \t":
                         break
                     j += 1
-                current.entries.append(_entry_from(lines, i, j, current.title))
+                if current is None:
+                    self.preamble_entries.append(_entry_from(lines, i, j, ""))
+                else:
+                    current.entries.append(_entry_from(lines, i, j, current.title))
                 i = j
                 continue
             i += 1
@@ -245,7 +250,8 @@ class Document:
         return None
 
     def entries(self) -> list[Entry]:
-        return [e for s in self.sections for e in s.entries]
+        """Every entry in file order (those before the first section have section "")."""
+        return [*self.preamble_entries, *(e for s in self.sections for e in s.entries)]
 
     @property
     def newline(self) -> str:

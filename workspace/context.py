@@ -1,0 +1,312 @@
+"""The session-start block: the chain and the workspace, labelled, within a budget.
+
+Markdown, in this order (specs/WORKSPACE.md section 9), each group filled
+greedily (an item that does not fit is skipped, smaller ones still tried)
+until the token budget (default 2000, estimated as characters / 4) or the
+character cap (default 32,000, seed 002) is reached:
+
+1. the title and the integrity line (always);
+2. ``## Identity``: the chain's identity entries (provable);
+3. ``## Persistent memories``: MEMORY.md of user, project and local scope
+   merged, local overriding project overriding user (an entry the same as,
+   or contradicted by, one of a higher scope in the same section is left
+   out), sections in seed 000's priority order (Corrections, User
+   Preferences, Project Conventions, Error Patterns, Tool Usage,
+   Architecture Decisions, Workflow, People & Roles, then the sections a
+   human added, Links last); with a query, the entries sharing its keywords
+   come first in their section;
+4. ``## Decisions``: the chain's committed decisions and commitments;
+5. ``## Recent notes``: today's and yesterday's daily files (seed 002);
+6. ``## Memory files``: topic, fact and episode files with their summary
+   lines, to read with the memory tools (seed 003's two-step retrieval);
+7. ``## Memories``: the best of the rest of the chain;
+8. ``## Not injected``: where untrusted entries (from tools or the web) are,
+   never their text.
+
+Chain entries say whether the chain verified; workspace lines are labelled
+as editable notes with their scope and line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any, Final
+
+from memory_chain.index.context import build_context
+from memory_chain.index.db import Index
+from memory_chain.index.integrity import Integrity
+from memory_chain.index.settings import Weights
+from memory_chain.index.sync import estimate_tokens
+
+from .dedup import contradicts, keywords, same
+from .indexing import roots, sync_workspace
+from .ops import SECTIONS
+from .scopes import SCOPES, Workspace
+
+__all__ = ["DEFAULT_CHAR_CAP", "SessionContext", "session_context"]
+
+DEFAULT_CHAR_CAP: Final = 32_000
+DEFAULT_BUDGET: Final = 2000
+_RANK: Final = {s.casefold(): i for i, s in enumerate(SECTIONS[:-1])}
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    group: str
+    sub: str | None  # a ### heading inside the group, if any
+    line: str
+    source: dict[str, Any]
+
+
+@dataclass(slots=True)
+class SessionContext:
+    integrity: Integrity
+    agent: str | None
+    budget: int
+    char_cap: int
+    header: str
+    items: list[Item] = field(default_factory=list)
+    intros: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0
+    capped: bool = False
+
+    def markdown(self) -> str:
+        out = [self.header]
+        group = sub = None
+        for item in self.items:
+            if item.group != group:
+                group, sub = item.group, None
+                out.append(f"\n## {group}\n")
+                intro = self.intros.get(group)
+                if intro:
+                    out.append(intro + "\n")
+            if item.sub != sub:
+                sub = item.sub
+                if sub is not None:
+                    out.append(f"### {sub}\n")
+            out.append(item.line + "\n")
+        if self.capped:
+            out.append(f"\n[... cut at the {self.char_cap:,}-character cap]\n")
+        return "".join(out)
+
+    def as_dict(self) -> dict[str, Any]:
+        text = self.markdown()
+        return {
+            "integrity": self.integrity.as_dict(),
+            "agent": self.agent,
+            "budget": self.budget,
+            "char_cap": self.char_cap,
+            "tokens": estimate_tokens(text),
+            "skipped": self.skipped,
+            "items": [
+                {"group": i.group, "heading": i.sub, "line": i.line, **i.source} for i in self.items
+            ],
+            "markdown": text,
+        }
+
+
+def _verified(integrity: Integrity) -> str:
+    if not integrity.checked:
+        return "signed chain entries, NOT checked in this session"
+    if integrity.ok:
+        return "signed chain entries, verified"
+    return f"signed chain entries, verified only below seq {integrity.failure_seq}"
+
+
+def _section_rank(title: str) -> tuple[int, str]:
+    key = title.casefold()
+    if key == "links":
+        return (999, "")
+    return (_RANK.get(key, 100), "")
+
+
+def _relevance(text: str, query_words: frozenset[str]) -> int:
+    if not query_words:
+        return 0
+    return len({w for w, _ in keywords(text)} & query_words)
+
+
+def _memory_items(
+    index: Index, workspace: Workspace, query: str | None
+) -> tuple[list[Item], list[tuple[str, str, int]]]:
+    """MEMORY.md entries merged across scopes, and (scope, path, line) of untrusted ones."""
+    scope_roots = roots(workspace)
+    marks = ",".join("?" for _ in scope_roots)
+    rows = index.conn.execute(
+        "SELECT scope, section, line, text, stale, untrusted, path, root FROM ws_entries "
+        f"WHERE kind = 'memory' AND root IN ({marks}) ORDER BY path, line",
+        scope_roots,
+    ).fetchall()
+    precedence = {name: i for i, name in enumerate(reversed(SCOPES))}  # local 0, project 1, user 2
+    rows.sort(key=lambda r: (precedence[r[0]], r[6], r[2]))
+    kept: dict[str, list[tuple[str, str]]] = {}  # section -> [(scope, text)]
+    untrusted: list[tuple[str, str, int]] = []
+    order: dict[str, int] = {}
+    qwords = frozenset(w for w, _ in keywords(query)) if query else frozenset()
+    chosen: list[tuple[str, int, int, str, Item]] = []
+    for scope, section, line, text, stale, is_untrusted, path, root in rows:
+        title = section or "Notes"
+        if is_untrusted:
+            untrusted.append((scope, path[len(root) + 1 :], line))
+            continue
+        prior = kept.setdefault(title.casefold(), [])
+        if any(s != scope and (same(t, text) or contradicts(t, text)) for s, t in prior):
+            continue  # a higher scope says the same, or the opposite: it wins
+        prior.append((scope, text))
+        order.setdefault(title.casefold(), len(order))
+        mark = "[?] " if stale else ""
+        item = Item(
+            "Persistent memories",
+            title,
+            f"- {mark}{' '.join(text.split())} ({scope}:{line})",
+            {"kind": "editable", "scope": scope, "path": path, "line": line},
+        )
+        chosen.append((title, -_relevance(text, qwords), len(chosen), scope, item))
+    chosen.sort(key=lambda c: (_section_rank(c[0]), order[c[0].casefold()], c[1], c[2]))
+    return [c[4] for c in chosen], untrusted
+
+
+def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
+    scope_roots = roots(workspace)
+    marks = ",".join("?" for _ in scope_roots)
+    items: list[Item] = []
+    for day in (today, today - timedelta(days=1)):
+        name = f"/memory/{day.isoformat()}.md"
+        rows = index.conn.execute(
+            "SELECT scope, line, text, path, stale FROM ws_entries WHERE kind = 'daily' AND "
+            f"untrusted = 0 AND root IN ({marks}) AND path LIKE ? ORDER BY path, line",
+            (*scope_roots, f"%{name}"),
+        ).fetchall()
+        for scope, line, text, path, _stale in rows:
+            items.append(
+                Item(
+                    "Recent notes",
+                    f"{day.isoformat()} ({scope})",
+                    f"- {' '.join(text.split())}",
+                    {"kind": "editable", "scope": scope, "path": path, "line": line},
+                )
+            )
+    return items
+
+
+def _file_items(index: Index, workspace: Workspace) -> list[Item]:
+    scope_roots = roots(workspace)
+    marks = ",".join("?" for _ in scope_roots)
+    rows = index.conn.execute(
+        "SELECT scope, path, root, size, summary FROM ws_files "
+        f"WHERE kind IN ('topic', 'fact', 'episode') AND root IN ({marks}) ORDER BY scope, path",
+        scope_roots,
+    ).fetchall()
+    items = []
+    for scope, path, root, size, summary in rows:
+        rel = path[len(root) + 1 :]
+        items.append(
+            Item(
+                "Memory files",
+                None,
+                f"- {rel} [{scope}] ({size:,} B): {' '.join((summary or '').split())}",
+                {"kind": "file", "scope": scope, "path": path},
+            )
+        )
+    return items
+
+
+def session_context(
+    index: Index,
+    integrity: Integrity,
+    workspace: Workspace | None,
+    *,
+    query: str | None = None,
+    max_tokens: int = DEFAULT_BUDGET,
+    char_cap: int = DEFAULT_CHAR_CAP,
+    weights: Weights | None = None,
+    today: date | None = None,
+) -> SessionContext:
+    """The whole session-start block (read only: no access is recorded)."""
+    chain = build_context(index, integrity, query=query, max_tokens=max_tokens, weights=weights)
+    ctx = SessionContext(integrity, chain.agent, max_tokens, char_cap, chain.header)
+    proof = _verified(integrity)
+    by_section: dict[str, list[Item]] = {}
+    for ci in chain.items:
+        by_section.setdefault(ci.section, []).append(
+            Item(ci.section, None, ci.line, {"kind": "provable", "seq": ci.hit.seq})
+        )
+    memory: list[Item] = []
+    daily: list[Item] = []
+    files: list[Item] = []
+    untrusted: list[tuple[str, str, int]] = []
+    if workspace is not None:
+        sync_workspace(index.conn, workspace)
+        memory, untrusted = _memory_items(index, workspace, query)
+        daily = _daily_items(index, workspace, today or date.today())
+        files = _file_items(index, workspace)
+    ctx.intros = {
+        "Identity": f"_Provable: {proof}._",
+        "Decisions": f"_Provable: {proof}._",
+        "Memories": f"_Provable: {proof}._",
+        "Persistent memories": "_Editable notes from MEMORY.md (scope:line); local overrides "
+        "project overrides user; [?] = not confirmed for 90 days._",
+        "Recent notes": "_Editable notes from today's and yesterday's daily files._",
+        "Memory files": "_Read the ones that matter for this task with the memory tools._",
+        "Not injected": "_Came from tools or the web: untrusted, so not shown here._",
+    }
+    if untrusted:
+        where: dict[tuple[str, str], list[int]] = {}
+        for scope, path, line in untrusted:
+            where.setdefault((scope, path), []).append(line)
+        notice = [
+            Item(
+                "Not injected",
+                None,
+                f"- {len(lines)} untrusted entr{'y' if len(lines) == 1 else 'ies'} in {path} "
+                f"[{scope}], line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}",
+                {"kind": "untrusted", "scope": scope, "path": path, "lines": lines},
+            )
+            for (scope, path), lines in where.items()
+        ]
+    else:
+        notice = []
+    groups = [
+        by_section.get("Identity", []),
+        memory,
+        by_section.get("Decisions", []),
+        daily,
+        files,
+        by_section.get("Memories", []),
+        notice,
+    ]
+    _pack(ctx, groups)
+    return ctx
+
+
+def _pack(ctx: SessionContext, groups: list[list[Item]]) -> None:
+    """Greedy packing of the groups, in order, into the token budget and the character cap."""
+    used_chars = len(ctx.header)
+    tokens_left = ctx.budget - estimate_tokens(ctx.header)
+    for items in groups:
+        started: str | None = None
+        sub: str | None = None
+        for item in items:
+            extra = ""
+            if item.group != started:
+                extra += f"\n## {item.group}\n"
+                intro = ctx.intros.get(item.group)
+                if intro:
+                    extra += intro + "\n"
+            if item.sub is not None and (item.sub != sub or item.group != started):
+                extra += f"### {item.sub}\n"
+            text = extra + item.line + "\n"
+            cost = estimate_tokens(text)
+            if cost > tokens_left:
+                ctx.skipped += 1
+                continue
+            if used_chars + len(text) > ctx.char_cap:
+                ctx.skipped += 1
+                ctx.capped = True
+                continue
+            tokens_left -= cost
+            used_chars += len(text)
+            started = item.group
+            sub = item.sub
+            ctx.items.append(item)

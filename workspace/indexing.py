@@ -1,0 +1,191 @@
+"""The workspace in the index: ws_files, ws_entries and ws_fts kept in step with the files.
+
+``sync_workspace(conn, workspace)`` walks the scope roots in force and
+compares each file's size, mtime, ctime and inode with what ws_files
+recorded: an unchanged file costs one stat. A file whose stat changed is
+read and hashed; only when its hash changed too are its entries parsed
+again. Files that disappeared from these roots are dropped; rows of other
+roots (another project's scopes) are kept and filtered out by ``root`` when
+read. The files stay the truth: deleting memory.db loses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from memory_chain.index.sync import estimate_tokens, write_transaction
+
+from .markdown import Document, decode
+from .scopes import Scope, Workspace
+from .tools import make_summary, summary_of
+
+__all__ = ["WsSync", "file_problem", "roots", "sync_workspace"]
+
+#: Files larger than this are listed but their entries are not indexed.
+MAX_INDEXED_BYTES: Final = 4 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class WsSync:
+    files: int  # files in the scopes
+    parsed: int  # files read again
+    removed: int  # files gone since the last sync
+
+
+def roots(workspace: Workspace) -> list[str]:
+    return [str(s.root) for s in workspace.in_order()]
+
+
+def file_problem(data: bytes) -> str | None:
+    """Why a file is not a clean workspace file (reported by verify --workspace)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start})"
+    if "\x00" in text:
+        return f"holds a NUL byte (byte {data.index(0)})"
+    for n, line in enumerate(text.split("\n"), 1):
+        if "<!-- mc:" in line and "-->" not in line:
+            return f"line {n}: an unclosed <!-- mc: ... --> metadata comment"
+    return None
+
+
+def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[Any, ...]]:
+    rows = []
+    for e in doc.entries():
+        meta = e.meta
+        rows.append(
+            (
+                str(path),
+                str(scope.root),
+                scope.name,
+                kind,
+                e.section,
+                e.line,
+                e.text,
+                int(e.stale),
+                int(meta.untrusted),
+                meta.seq,
+                meta.get("added"),
+                meta.get("confirmed"),
+                meta.get("src"),
+                estimate_tokens(e.text),
+            )
+        )
+    return rows
+
+
+def _drop(conn: sqlite3.Connection, path: str) -> None:
+    conn.execute(
+        "INSERT INTO ws_fts (ws_fts, rowid, text, section) "
+        "SELECT 'delete', id, text, section FROM ws_entries WHERE path = ?",
+        (path,),
+    )
+    conn.execute("DELETE FROM ws_entries WHERE path = ?", (path,))
+    conn.execute("DELETE FROM ws_files WHERE path = ?", (path,))
+
+
+def _index_file(
+    conn: sqlite3.Connection, scope: Scope, kind: str, path: Path, st: os.stat_result, data: bytes
+) -> None:
+    key = str(path)
+    _drop(conn, key)
+    text = decode(data[:MAX_INDEXED_BYTES])
+    doc = Document.parse(data) if len(data) <= MAX_INDEXED_BYTES else Document([])
+    summary = summary_of(text[:8192]) or make_summary(text[:8192])
+    conn.execute(
+        "INSERT INTO ws_files (path, root, scope, kind, size, mtime_ns, ctime_ns, ino, hash, "
+        "summary, lines, problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            str(scope.root),
+            scope.name,
+            kind,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_ino,
+            _hash(data),
+            summary,
+            len(doc.lines),
+            file_problem(data),
+        ),
+    )
+    rows = _entries(scope, kind, path, doc)
+    if rows:
+        conn.executemany(
+            "INSERT INTO ws_entries (path, root, scope, kind, section, line, text, stale, "
+            "untrusted, seq, added, confirmed, source, tokens) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        conn.execute(
+            "INSERT INTO ws_fts (rowid, text, section) "
+            "SELECT id, text, section FROM ws_entries WHERE path = ?",
+            (key,),
+        )
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def sync_workspace(conn: sqlite3.Connection, workspace: Workspace) -> WsSync:
+    """Bring ws_* up to date with the workspace's files (see the module docstring)."""
+    scope_roots = roots(workspace)
+    marks = ",".join("?" for _ in scope_roots)
+    known = {
+        r[0]: r[1:]
+        for r in conn.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, hash FROM ws_files "
+            f"WHERE root IN ({marks})",
+            scope_roots,
+        )
+    }
+    seen: set[str] = set()
+    changed: list[tuple[Scope, str, Path, os.stat_result]] = []
+    for scope in workspace.in_order():
+        for kind, path in scope.files():
+            key = str(path)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            seen.add(key)
+            row = known.get(key)
+            if row is not None and row[:4] == (
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+                st.st_ino,
+            ):
+                continue
+            changed.append((scope, kind, path, st))
+    gone = [p for p in known if p not in seen]
+    if not changed and not gone:
+        return WsSync(len(seen), 0, 0)
+    parsed = 0
+    with write_transaction(conn):
+        for scope, kind, path, st in changed:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            row = known.get(str(path))
+            if row is not None and row[4] == _hash(data):
+                conn.execute(
+                    "UPDATE ws_files SET size = ?, mtime_ns = ?, ctime_ns = ?, ino = ? "
+                    "WHERE path = ?",
+                    (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, str(path)),
+                )
+                continue
+            _index_file(conn, scope, kind, path, st, data)
+            parsed += 1
+        for key in gone:
+            _drop(conn, key)
+    return WsSync(len(seen), parsed, len(gone))

@@ -1,0 +1,150 @@
+"""Holding the two halves together: the workspace checked against the chain (read only).
+
+``check_workspace`` reads every workspace file of the scopes in force and
+reports (specs/WORKSPACE.md section 10):
+
+errors (``verify --workspace`` exits 1)
+  * ``edited-committed``: an entry claims a chain seq (``seq=`` in its
+    metadata) but its text is not that entry's content (whitespace aside);
+  * ``missing-entry``: the seq it claims is not a memory in the chain;
+  * ``unreadable``: a file that is not UTF-8, holds a NUL byte, or has an
+    unclosed ``<!-- mc:`` metadata comment;
+
+warnings
+  * ``redacted-entry``: the claimed chain entry's content was redacted;
+  * ``contradiction``: two entries of one section say opposite things
+    (seed 002's integrity scan; dedup.contradicts);
+  * ``stale``: marked ``[?]``, or not confirmed for more than 90 days.
+
+It never writes a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from .dedup import contradicts
+from .files import read_bytes
+from .indexing import file_problem
+from .markdown import Document
+from .scopes import Workspace
+
+__all__ = ["Finding", "check_workspace"]
+
+ERRORS = frozenset({"edited-committed", "missing-entry", "unreadable"})
+
+#: seq -> (type, content text or None when redacted), or None when there is no such memory.
+Lookup = Callable[[int], tuple[str, str | None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str
+    scope: str
+    path: str
+    line: int | None
+    message: str
+
+    @property
+    def error(self) -> bool:
+        return self.kind in ERRORS
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": "error" if self.error else "warning",
+            "scope": self.scope,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _date(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def check_workspace(
+    workspace: Workspace,
+    lookup: Lookup,
+    *,
+    today: date | None = None,
+    stale_days: int = 90,
+) -> list[Finding]:
+    """Every finding, file by file (see the module docstring)."""
+    limit = (today or date.today()) - timedelta(days=stale_days)
+    out: list[Finding] = []
+    for scope in workspace.in_order():
+        for kind, path in scope.files():
+            data = read_bytes(path) or b""
+            shown = path.relative_to(scope.root).as_posix()
+            problem = file_problem(data)
+            if problem is not None:
+                out.append(Finding("unreadable", scope.name, shown, None, problem))
+            doc = Document.parse(data)
+            for e in doc.entries():
+                seq = e.meta.seq
+                if seq is not None:
+                    found = lookup(seq)
+                    if found is None:
+                        out.append(
+                            Finding(
+                                "missing-entry",
+                                scope.name,
+                                shown,
+                                e.line,
+                                f"claims chain seq {seq}, which is not a memory in the chain",
+                            )
+                        )
+                    elif found[1] is None:
+                        out.append(
+                            Finding(
+                                "redacted-entry",
+                                scope.name,
+                                shown,
+                                e.line,
+                                f"claims chain seq {seq}, whose content was redacted",
+                            )
+                        )
+                    elif _flat(found[1]) != _flat(e.text):
+                        out.append(
+                            Finding(
+                                "edited-committed",
+                                scope.name,
+                                shown,
+                                e.line,
+                                f"claims chain seq {seq} but its text is not that entry's "
+                                "content (edited after it was committed)",
+                            )
+                        )
+                if kind == "archive":
+                    continue
+                seen = _date(e.meta.get("confirmed")) or _date(e.meta.get("added"))
+                if e.stale or (seen is not None and seen < limit):
+                    why = "marked [?]" if e.stale else f"not confirmed since {seen}"
+                    out.append(Finding("stale", scope.name, shown, e.line, why))
+            if kind in ("memory", "topic"):
+                for s in doc.sections:
+                    for i, a in enumerate(s.entries):
+                        for b in s.entries[i + 1 :]:
+                            if contradicts(a.text, b.text):
+                                out.append(
+                                    Finding(
+                                        "contradiction",
+                                        scope.name,
+                                        shown,
+                                        b.line,
+                                        f"contradicts line {a.line} in section {s.title!r}",
+                                    )
+                                )
+    return out

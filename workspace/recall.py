@@ -1,0 +1,198 @@
+"""One search over both halves: chain memories (provable) and workspace entries (editable).
+
+Chain hits come from index.query.search with their usual score. A
+workspace entry that matches the query is scored on the same scale::
+
+    text       * bm25 / best workspace bm25
+  + recency    * 0.5 ** (age_days / 7)   (age from its confirmed, else added
+                                          date, else its file's mtime)
+  + importance * KIND_IMPORTANCE[kind] / 100
+  + access     * 0                       (workspace reads are not counted)
+
+and both lists are merged by score. Every result says what it is: a chain
+hit is ``provable`` with its seq, a workspace entry ``editable`` with its
+path and line, and one whose source was a tool or the web is ``untrusted``.
+Archived workspace entries (memory/archive/) are left out unless asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any, Final
+
+from memory_chain.index.db import Index
+from memory_chain.index.query import Hit, fts_query, recency
+from memory_chain.index.query import search as chain_search
+from memory_chain.index.settings import Weights
+
+from .indexing import roots, sync_workspace
+from .scopes import Workspace
+
+__all__ = ["KIND_IMPORTANCE", "Found", "search"]
+
+KIND_IMPORTANCE: Final = {
+    "memory": 70,
+    "fact": 60,
+    "topic": 50,
+    "episode": 50,
+    "daily": 40,
+    "archive": 10,
+}
+_DAY_US: Final = 86_400_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One search result from either half."""
+
+    kind: str  # provable | editable | untrusted
+    score: float
+    text: str
+    chain: Hit | None = None
+    scope: str | None = None
+    path: str | None = None
+    line: int | None = None
+    section: str | None = None
+    stale: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.chain is not None:
+            return {"kind": self.kind, **self.chain.as_dict()}
+        return {
+            "kind": self.kind,
+            "scope": self.scope,
+            "path": self.path,
+            "line": self.line,
+            "section": self.section,
+            "text": self.text,
+            "stale": self.stale,
+            "score": round(self.score, 6),
+        }
+
+
+def _micros(day: str | None) -> int | None:
+    if not day:
+        return None
+    try:
+        d = date.fromisoformat(day)
+    except ValueError:
+        return None
+    return int(datetime(d.year, d.month, d.day, tzinfo=UTC).timestamp() * 1_000_000)
+
+
+def workspace_hits(
+    index: Index,
+    workspace: Workspace,
+    query: str,
+    *,
+    pool: int,
+    weights: Weights,
+    include_archived: bool = False,
+) -> list[Found]:
+    """Workspace entries matching ``query``, scored (see the module docstring)."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    scope_roots = roots(workspace)
+    marks = ",".join("?" for _ in scope_roots)
+    archived = "" if include_archived else "AND e.kind != 'archive'"
+    rows = index.conn.execute(
+        "SELECT e.scope, e.path, e.line, e.section, e.text, e.stale, e.untrusted, e.kind, "
+        "e.confirmed, e.added, f.mtime_ns, f.root, -bm25(ws_fts) AS b "
+        "FROM ws_fts JOIN ws_entries e ON e.id = ws_fts.rowid JOIN ws_files f ON f.path = e.path "
+        f"WHERE ws_fts MATCH ? AND e.root IN ({marks}) {archived} ORDER BY rank LIMIT ?",
+        (match, *scope_roots, pool),
+    ).fetchall()
+    if not rows:
+        return []
+    best = max(r[12] for r in rows) or 1.0
+    now = index.now()
+    out = []
+    for (
+        scope,
+        path,
+        line,
+        section,
+        text,
+        stale,
+        untrusted,
+        kind,
+        conf,
+        added,
+        mtime,
+        root,
+        b,
+    ) in rows:
+        when = _micros(conf) or _micros(added) or mtime // 1000
+        score = (
+            weights.text * max(b, 0.0) / best
+            + weights.recency * recency(when, now)
+            + weights.importance * KIND_IMPORTANCE.get(kind, 50) / 100
+        )
+        rel = path[len(root) + 1 :] if path.startswith(root + "/") else path
+        out.append(
+            Found(
+                "untrusted" if untrusted else "editable",
+                score,
+                text,
+                scope=scope,
+                path=rel,
+                line=line,
+                section=section,
+                stale=bool(stale),
+            )
+        )
+    return out
+
+
+def search(
+    index: Index,
+    workspace: Workspace | None,
+    query: str,
+    *,
+    limit: int = 10,
+    max_tokens: int | None = None,
+    type_: str | None = None,
+    tier: str | None = None,
+    include_archived: bool = False,
+    include_superseded: bool = False,
+    weights: Weights | None = None,
+) -> list[Found]:
+    """The best ``limit`` results of both halves for ``query``, best first."""
+    w = weights or index.settings.weights
+    chain = chain_search(
+        index,
+        query,
+        limit=limit,
+        max_tokens=max_tokens,
+        type_=type_,
+        tier=tier,
+        include_archived=include_archived,
+        include_superseded=include_superseded,
+        weights=w,
+    )
+    found = [Found("provable", h.score, h.text, chain=h) for h in chain]
+    if workspace is not None and type_ is None and tier is None:
+        sync_workspace(index.conn, workspace)
+        found += workspace_hits(
+            index,
+            workspace,
+            query,
+            pool=max(20, 2 * limit),
+            weights=w,
+            include_archived=include_archived,
+        )
+    found.sort(key=lambda f: -f.score)
+    out: list[Found] = []
+    left = max_tokens
+    for f in found:
+        if len(out) >= limit:
+            break
+        if left is not None:
+            cost = -(-len(f.text) // 4)
+            if cost > left:
+                continue
+            left -= cost
+        out.append(f)
+    return out
