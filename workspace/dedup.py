@@ -15,9 +15,10 @@ end at , ; : . ! ? and dashes).
 from __future__ import annotations
 
 import re
-from typing import Final
+from functools import lru_cache
+from typing import Final, NamedTuple
 
-__all__ = ["SIMILAR", "contradicts", "keywords", "normalize", "overlap", "same"]
+__all__ = ["SIMILAR", "contradicts", "keywords", "normalize", "overlap", "relation", "same"]
 
 #: Keyword overlap (Jaccard over polarised keywords) from which two entries are duplicates.
 SIMILAR: Final = 0.7
@@ -115,6 +116,7 @@ _EMPHASIS: Final = re.compile(r"[*_`~]+")
 _KEY_VALUE: Final = re.compile(r"^([^:]{1,40}):\s+(\S.*)$")
 
 
+@lru_cache(maxsize=8192)
 def normalize(text: str) -> str:
     """Case, whitespace, markdown emphasis and final punctuation folded away."""
     flat = " ".join(_EMPHASIS.sub("", text).split()).casefold()
@@ -127,8 +129,9 @@ def _stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)
 def keywords(text: str) -> frozenset[tuple[str, bool]]:
-    """(keyword, negated) pairs of ``text``."""
+    """(keyword, negated) pairs of ``text`` (cached: entries are compared again and again)."""
     out: set[tuple[str, bool]] = set()
     for clause in _CLAUSE.split(_EMPHASIS.sub("", text).casefold()):
         clause = clause.replace("do not", "do_not").replace("instead of", "instead_of")
@@ -151,25 +154,56 @@ def overlap(a: frozenset[object], b: frozenset[object]) -> float:
     return len(a & b) / len(a | b)
 
 
+class Profile(NamedTuple):
+    """What the comparisons need of one text, computed once (and cached)."""
+
+    norm: str
+    words: frozenset[tuple[str, bool]]  # keywords with their negation
+    plain: frozenset[str]  # keywords alone
+    key: str | None  # the normalised key of a "Key: value" text
+    value: str | None
+
+
+@lru_cache(maxsize=8192)
+def profile(text: str) -> Profile:
+    kw = keywords(text)
+    m = _KEY_VALUE.match(text.strip())
+    key = normalize(m.group(1)) if m else None
+    value = normalize(m.group(2)) if m else None
+    return Profile(normalize(text), kw, frozenset(w for w, _ in kw), key, value)
+
+
+def _same(a: Profile, b: Profile) -> bool:
+    if a.norm == b.norm:
+        return True
+    return len(a.words) >= 2 and len(b.words) >= 2 and overlap(a.words, b.words) >= SIMILAR
+
+
+def _contradicts(a: Profile, b: Profile) -> bool:
+    if a.norm == b.norm:
+        return False
+    if a.key is not None and b.key is not None and a.key == b.key:
+        return a.value != b.value
+    if len(a.plain) < 2 or len(b.plain) < 2 or not a.plain & b.plain:
+        return False
+    if overlap(a.plain, b.plain) < RELATED:
+        return False
+    return any((w, not neg) in b.words and (w, neg) not in b.words for w, neg in a.words)
+
+
 def same(a: str, b: str) -> bool:
     """Exact (normalised) match, or keyword overlap >= SIMILAR with the same polarities."""
-    if normalize(a) == normalize(b):
-        return True
-    ka, kb = keywords(a), keywords(b)
-    return len(ka) >= 2 and len(kb) >= 2 and overlap(ka, kb) >= SIMILAR
+    return _same(profile(a), profile(b))
 
 
 def contradicts(a: str, b: str) -> bool:
     """Same ``Key:`` with another value, or the same keywords with a flipped polarity."""
-    if normalize(a) == normalize(b):
-        return False
-    ma, mb = _KEY_VALUE.match(a.strip()), _KEY_VALUE.match(b.strip())
-    if ma and mb and normalize(ma.group(1)) == normalize(mb.group(1)):
-        return normalize(ma.group(2)) != normalize(mb.group(2))
-    ka, kb = keywords(a), keywords(b)
-    plain_a = frozenset(w for w, _ in ka)
-    plain_b = frozenset(w for w, _ in kb)
-    if len(plain_a) < 2 or len(plain_b) < 2 or overlap(plain_a, plain_b) < RELATED:
-        return False
-    flipped = {w for w, neg in ka if (w, not neg) in kb and (w, neg) not in kb}
-    return bool(flipped)
+    return _contradicts(profile(a), profile(b))
+
+
+def relation(new: str, old: str) -> str | None:
+    """ "same", "contradicts" or None: how ``new`` stands to ``old`` (one profile each)."""
+    a, b = profile(new), profile(old)
+    if _same(a, b):
+        return "same"
+    return "contradicts" if _contradicts(a, b) else None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "STALE_MARK",
@@ -50,8 +50,9 @@ _HEADING2: Final = re.compile(r" {0,3}##(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES: Final = re.compile(r"[ \t]+#+$")
 _BULLET: Final = re.compile(r"([-*+])([ \t]+)(.*)$")
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
-_META: Final = re.compile(r"[ \t]*<!--[ \t]*mc:[ \t]*(.*?)[ \t]*-->[ \t]*$")
 _META_TOKEN: Final = re.compile(r"([a-z][a-z0-9_-]*)=(\S*)")
+#: First characters a heading, fence or bullet line can start with.
+_STRUCTURE: Final = frozenset(" #`~-*+")
 
 
 def decode(data: bytes) -> str:
@@ -81,8 +82,7 @@ def _body(line: str) -> str:
     return line
 
 
-@dataclass(frozen=True, slots=True)
-class Meta:
+class Meta(NamedTuple):
     """An entry's metadata, from its ``<!-- mc: ... -->`` comment (all values are text)."""
 
     values: tuple[tuple[str, str], ...] = ()
@@ -125,25 +125,40 @@ def format_meta(meta: Meta) -> str:
     return "<!-- mc: " + " ".join(f"{k}={v}" for k, v in meta.values) + " -->"
 
 
-def _parse_meta(text: str) -> tuple[str, Meta]:
-    m = _META.search(text)
-    if m is None:
-        return text, Meta()
-    values = tuple((k, v) for k, v in _META_TOKEN.findall(m.group(1)))
-    return text[: m.start()], Meta(values)
+def _split_comment(text: str) -> tuple[str, str | None]:
+    """The text before the metadata comment and the comment's body (None: no comment).
+
+    The comment is the last ``<!--`` on the line when what follows it matches
+    ``<!--[ \t]*mc:[ \t]*(.*?)[ \t]*-->[ \t]*$`` (string operations, for speed).
+    """
+    at = text.rfind("<!--")
+    if at < 0:
+        return text, None
+    tail = text[at + 4 :].rstrip(" \t")
+    if not tail.endswith("-->"):
+        return text, None
+    inner = tail[:-3].lstrip(" \t")
+    if not inner.startswith("mc:"):
+        return text, None
+    return text[:at].rstrip(" \t"), inner[3:].strip(" \t")
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One bullet entry: lines [start, end) of the document."""
+class Entry(NamedTuple):
+    """One bullet entry: lines [start, end) of the document (a tuple: parsing makes many)."""
 
     start: int
     end: int
     section: str
     text: str  # without marker, stale mark and metadata; whitespace-trimmed
     stale: bool
-    meta: Meta
+    comment: str | None  # the metadata comment's body, read into ``meta`` on use
     children: tuple[str, ...]  # the following lines without their line endings
+
+    @property
+    def meta(self) -> Meta:
+        if self.comment is None:
+            return Meta()
+        return Meta(tuple(_META_TOKEN.findall(self.comment)))
 
     @property
     def line(self) -> int:
@@ -161,17 +176,16 @@ class Section:
     entries: list[Entry] = field(default_factory=list)
 
 
-def _entry_from(lines: Sequence[str], start: int, end: int, section: str) -> Entry:
-    first = _body(lines[start])
-    m = _BULLET.match(first)
-    assert m is not None
-    rest, meta = _parse_meta(m.group(3))
+def _entry_from(
+    lines: Sequence[str], start: int, end: int, section: str, m: re.Match[str]
+) -> Entry:
+    rest, comment = _split_comment(m.group(3))
     rest = rest.strip()
     stale = rest.startswith(STALE_MARK)
     if stale:
         rest = rest[len(STALE_MARK) :].lstrip()
-    children = tuple(_body(line) for line in lines[start + 1 : end])
-    return Entry(start, end, section, rest, stale, meta, children)
+    children = tuple(_body(line) for line in lines[start + 1 : end]) if end > start + 1 else ()
+    return Entry(start, end, section, rest, stale, comment, children)
 
 
 class Document:
@@ -179,10 +193,23 @@ class Document:
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self.sections: list[Section] = []
-        self.preamble_entries: list[Entry] = []  # bullets before the first ## heading
-        self.preamble_end = len(lines)
-        self._parse()
+        self._sections: list[Section] = []
+        self._preamble_entries: list[Entry] = []  # bullets before the first ## heading
+        self._parsed = False
+        #: Index of the first line that the last append_to_section inserted.
+        self.inserted_at: int | None = None
+
+    @property
+    def sections(self) -> list[Section]:
+        if not self._parsed:
+            self._parse()
+        return self._sections
+
+    @property
+    def preamble_entries(self) -> list[Entry]:
+        if not self._parsed:
+            self._parse()
+        return self._preamble_entries
 
     @classmethod
     def parse(cls, data: bytes) -> Document:
@@ -194,47 +221,54 @@ class Document:
     # -- reading --------------------------------------------------------
 
     def _parse(self) -> None:
+        """Read the structure off the lines (on first use: a document only rendered skips it)."""
+        self._parsed = True
         lines = self.lines
         fence: str | None = None
         current: Section | None = None
         i = 0
         n = len(lines)
         while i < n:
-            body = _body(lines[i])
+            line = lines[i]
+            first = line[:1]
             if fence is not None:
-                if body.strip().startswith(fence) and set(body.strip()) == {fence[0]}:
+                stripped = line.strip()
+                if stripped.startswith(fence) and set(stripped) == {fence[0]}:
                     fence = None
                 i += 1
                 continue
-            fm = _FENCE.match(body)
+            if first not in _STRUCTURE:
+                i += 1  # plain text or a blank line: no heading, fence or bullet starts so
+                continue
+            body = _body(line)
+            fm = _FENCE.match(body) if first in " `~" else None
             if fm is not None:
                 fence = fm.group(1)
                 i += 1
                 continue
-            hm = _HEADING2.match(body)
+            hm = _HEADING2.match(body) if first in " #" else None
             if hm is not None:
-                if current is None:
-                    self.preamble_end = i
-                else:
+                if current is not None:
                     current.end = i
                 title = _CLOSING_HASHES.sub("", hm.group(1) or "").strip()
                 if set(title) == {"#"}:
                     title = ""
                 current = Section(title, i, n)
-                self.sections.append(current)
+                self._sections.append(current)
                 i += 1
                 continue
-            if _BULLET.match(body) is not None:
+            bm = _BULLET.match(body) if first in "-*+" else None
+            if bm is not None:
                 j = i + 1
                 while j < n:
-                    nxt = _body(lines[j])
-                    if not nxt.strip() or nxt[0] not in " \t":
+                    nxt = lines[j]
+                    if nxt[:1] not in (" ", "\t") or not nxt.strip():
                         break
                     j += 1
                 if current is None:
-                    self.preamble_entries.append(_entry_from(lines, i, j, ""))
+                    self._preamble_entries.append(_entry_from(lines, i, j, "", bm))
                 else:
-                    current.entries.append(_entry_from(lines, i, j, current.title))
+                    current.entries.append(_entry_from(lines, i, j, current.title, bm))
                 i = j
                 continue
             i += 1
@@ -290,7 +324,9 @@ class Document:
             while at > s.start + 1 and not _body(self.lines[at - 1]).strip():
                 at -= 1
         nl = self.newline
-        return self.replace(at, at, [line if line.endswith("\n") else line + nl for line in new])
+        doc = self.replace(at, at, [line if line.endswith("\n") else line + nl for line in new])
+        doc.inserted_at = at
+        return doc
 
     def rewrite_entry(
         self,
@@ -325,10 +361,14 @@ class Document:
         links = self.section("Links")
         block = [f"## {title}{nl}", *(line if line.endswith("\n") else line + nl for line in new)]
         if links is not None and title.casefold() != "links":
-            return self.replace(links.start, links.start, [*block, nl])
+            doc = self.replace(links.start, links.start, [*block, nl])
+            doc.inserted_at = links.start + 1
+            return doc
         lines = self.lines
         prefix = [nl] if lines and _body(lines[-1]).strip() else []
-        return self.replace(len(lines), len(lines), [*prefix, *block])
+        doc = self.replace(len(lines), len(lines), [*prefix, *block])
+        doc.inserted_at = len(lines) + len(prefix) + 1
+        return doc
 
 
 def entry_lines(

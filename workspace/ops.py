@@ -23,7 +23,7 @@ from typing import Any, Final
 from memory_chain.chain.errors import InputError
 from memory_chain.chain.secrets import check as check_secret
 
-from .dedup import contradicts, normalize, same
+from .dedup import normalize, relation
 from .files import edit
 from .markdown import Document, Entry, Meta, encode, entry_lines
 from .scopes import Scope
@@ -237,13 +237,6 @@ def _meta(
     )
 
 
-def _line_of(doc: Document, text: str, section: str) -> int | None:
-    for e in reversed(doc.entries()):
-        if e.section.casefold() == section.casefold() and e.text == text:
-            return e.line
-    return None
-
-
 def remember(
     scope: Scope,
     text: str,
@@ -271,13 +264,16 @@ def remember(
     path = scope.memory_md
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
+        clash = []
         for e in doc.entries():
-            if same(e.text, text):
+            rel = relation(text, e.text)
+            if rel == "same":
                 return None, Outcome("duplicate", scope.name, path, e.line, e.text, e.section)
-        clash = [e.line for e in doc.entries() if contradicts(e.text, text)]
+            if rel == "contradicts":
+                clash.append(e.line)
         new = doc.append_to_section(section, entry_lines(text, meta, children=kids, nl=doc.newline))
         detail: dict[str, Any] = {"contradicts": clash} if clash else {}
-        line = _line_of(new, text, section)
+        line = None if new.inserted_at is None else new.inserted_at + 1
         return new, Outcome("added", scope.name, path, line, text, section, detail=detail)
 
     return _run(scope, change, base=base)
@@ -406,7 +402,7 @@ def note(
     def change(current: bytes | None) -> bytes:
         doc = _parse(current if current else encode(f"# {iso(day)}\n\n"))
         new = doc.append_to_section(section, entry_lines(line, meta, nl=doc.newline))
-        box.append(_line_of(new, line, section))
+        box.append(None if new.inserted_at is None else new.inserted_at + 1)
         return new.render()
 
     scope.prepare()
