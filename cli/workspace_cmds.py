@@ -169,7 +169,7 @@ def ws_show(scope: str, all_: bool, as_json: bool) -> None:
     for item in out:
         if (item["scope"], item["section"]) != section:
             section = (item["scope"], item["section"])
-            click.echo(f"## {item['section']}  [{item['scope']}]")
+            click.echo(f"## {item['section'] or '(before any section)'}  [{item['scope']}]")
         mark = "[?] " if item["stale"] else ""
         click.echo(f"{item['line']:>5}  {mark}{item['text']}")
 

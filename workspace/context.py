@@ -39,7 +39,7 @@ from memory_chain.index.integrity import Integrity
 from memory_chain.index.settings import Weights
 from memory_chain.index.sync import estimate_tokens
 
-from .dedup import contradicts, keywords, same
+from .dedup import Merger, keywords
 from .indexing import roots, sync_workspace
 from .ops import SECTIONS
 from .scopes import SCOPES, Workspace
@@ -140,7 +140,7 @@ def _memory_items(
     ).fetchall()
     precedence = {name: i for i, name in enumerate(reversed(SCOPES))}  # local 0, project 1, user 2
     rows.sort(key=lambda r: (precedence[r[0]], r[6], r[2]))
-    kept: dict[str, list[tuple[str, str]]] = {}  # section -> [(scope, text)]
+    mergers: dict[str, Merger] = {}  # one per section
     untrusted: list[tuple[str, str, int]] = []
     order: dict[str, int] = {}
     qwords = frozenset(w for w, _ in keywords(query)) if query else frozenset()
@@ -150,10 +150,13 @@ def _memory_items(
         if is_untrusted:
             untrusted.append((scope, path[len(root) + 1 :], line))
             continue
-        prior = kept.setdefault(title.casefold(), [])
-        if any(s != scope and (same(t, text) or contradicts(t, text)) for s, t in prior):
+        merger = mergers.get(title.casefold())
+        if merger is None:
+            texts = [r[3] for r in rows if (r[1] or "Notes").casefold() == title.casefold()]
+            merger = mergers[title.casefold()] = Merger(texts)
+        if merger.clash(text, other_than=scope) is not None:
             continue  # a higher scope says the same, or the opposite: it wins
-        prior.append((scope, text))
+        merger.add(text, scope)
         order.setdefault(title.casefold(), len(order))
         mark = "[?] " if stale else ""
         item = Item(

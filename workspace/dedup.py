@@ -14,11 +14,23 @@ end at , ; : . ! ? and dashes).
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final, NamedTuple
 
-__all__ = ["SIMILAR", "contradicts", "keywords", "normalize", "overlap", "relation", "same"]
+__all__ = [
+    "SIMILAR",
+    "Merger",
+    "contradicts",
+    "keywords",
+    "normalize",
+    "overlap",
+    "relation",
+    "same",
+]
 
 #: Keyword overlap (Jaccard over polarised keywords) from which two entries are duplicates.
 SIMILAR: Final = 0.7
@@ -207,3 +219,58 @@ def relation(new: str, old: str) -> str | None:
     if _same(a, b):
         return "same"
     return "contradicts" if _contradicts(a, b) else None
+
+
+class Merger:
+    """Finds, among the texts kept so far, one that is the same as or contradicts a new one.
+
+    Comparing every pair is quadratic; this uses prefix filtering (the
+    standard set-similarity join): two keyword sets with a Jaccard overlap
+    of at least t share a word among the ``n - ceil(t * n) + 1`` rarest
+    words of each (rarity by the frequencies given up front). Equal
+    normalised texts and equal ``Key:`` are looked up directly. Every
+    candidate is then checked with ``relation``, so the answer is exactly
+    what comparing all pairs would give.
+    """
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.freq: Counter[str] = Counter(w for t in texts for w in profile(t).plain)
+        self.kept: list[tuple[str, Profile, str]] = []  # (text, profile, group)
+        self.by_norm: dict[str, list[int]] = {}
+        self.by_key: dict[str, list[int]] = {}
+        self.postings: dict[str, list[int]] = {}
+        self.small: list[int] = []  # fewer than two plain keywords: always compared
+
+    def _prefix(self, p: Profile) -> list[str]:
+        words = sorted(p.plain, key=lambda w: (self.freq[w], w))
+        return words[: len(words) - math.ceil(RELATED * len(words)) + 1]
+
+    def clash(self, text: str, *, other_than: str) -> str | None:
+        """A kept text (of a group other than ``other_than``) that is the same or opposite."""
+        p = profile(text)
+        found: set[int] = set(self.by_norm.get(p.norm, ()))
+        if p.key is not None:
+            found.update(self.by_key.get(p.key, ()))
+        if len(p.plain) >= 2:
+            for w in self._prefix(p):
+                found.update(self.postings.get(w, ()))
+        else:
+            found.update(self.small)
+        for i in sorted(found):
+            kept, q, group = self.kept[i]
+            if group != other_than and (_same(q, p) or _contradicts(q, p)):
+                return kept
+        return None
+
+    def add(self, text: str, group: str) -> None:
+        p = profile(text)
+        i = len(self.kept)
+        self.kept.append((text, p, group))
+        self.by_norm.setdefault(p.norm, []).append(i)
+        if p.key is not None:
+            self.by_key.setdefault(p.key, []).append(i)
+        if len(p.plain) >= 2:
+            for w in self._prefix(p):
+                self.postings.setdefault(w, []).append(i)
+        else:
+            self.small.append(i)

@@ -22,7 +22,7 @@ from memory_chain.index.sync import estimate_tokens, write_transaction
 
 from .markdown import Document, decode
 from .scopes import Scope, Workspace
-from .tools import make_summary, summary_of
+from .summary import make_summary, summary_of
 
 __all__ = ["WsSync", "file_problem", "roots", "sync_workspace"]
 

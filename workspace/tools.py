@@ -19,7 +19,6 @@ its ``##`` blocks, else their titles, else its bullets.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +32,7 @@ from .files import ConflictError, edit, locked
 from .markdown import decode, encode
 from .sandbox import MAX_FILE_BYTES, SandboxError, read_file, relative, resolve
 from .scopes import Scope, Workspace
+from .summary import make_summary, summary_of, with_summary
 
 __all__ = [
     "TOOLS",
@@ -43,17 +43,10 @@ __all__ = [
     "patch",
     "read",
     "rename",
-    "summary_of",
     "write",
 ]
 
 TOOLS: Final = ("list", "read", "write", "patch", "append", "delete", "rename")
-MAX_SUMMARY_CHARS: Final = 120
-_SUMMARY_LINE: Final = re.compile(r"^> ?Summary:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
-_ENTRY_SUMMARY: Final = re.compile(r"^[-*][ \t]+Summary:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
-_H1: Final = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
-_H2: Final = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
-_BULLET_KEY: Final = re.compile(r"^[-*][ \t]+([^:\n]{1,30}):", re.MULTILINE)
 
 
 def _reserved(scope: Scope) -> frozenset[str]:
@@ -62,51 +55,6 @@ def _reserved(scope: Scope) -> frozenset[str]:
 
 def _path(scope: Scope, rel: str, *, folder: bool = False) -> Path:
     return resolve(scope.root, rel, folder=folder, reserved=_reserved(scope))
-
-
-def summary_of(text: str) -> str | None:
-    """The ``> Summary:`` line's text, if the file has one."""
-    m = _SUMMARY_LINE.search(text)
-    return m.group(1) if m else None
-
-
-def _join(items: Sequence[str]) -> str:
-    """The most recent items that fit MAX_SUMMARY_CHARS, oldest first."""
-    out: list[str] = []
-    size = 0
-    for item in reversed(items):
-        item = " ".join(item.split())
-        if size + len(item) + 2 > MAX_SUMMARY_CHARS and out:
-            break
-        out.append(item[:MAX_SUMMARY_CHARS])
-        size += len(item) + 2
-    return ", ".join(reversed(out))
-
-
-def make_summary(text: str) -> str:
-    """A summary for a file without one: its blocks' summaries, titles or bullet keys."""
-    for rx in (_ENTRY_SUMMARY, _H2, _BULLET_KEY):
-        found = rx.findall(text)
-        if found:
-            return _join([f.casefold() if rx is _BULLET_KEY else f for f in found])
-    m = _H1.search(text)
-    return m.group(1) if m else "notes"
-
-
-def with_summary(text: str, summary: str | None = None) -> str:
-    """``text`` with its ``> Summary:`` line set (regenerated unless ``summary``).
-
-    A new summary line goes under the ``# `` title on the first line, else on top.
-    """
-    summary = " ".join((summary or make_summary(_SUMMARY_LINE.sub("", text))).split())
-    line = f"> Summary: {summary}"
-    if _SUMMARY_LINE.search(text):
-        return _SUMMARY_LINE.sub(lambda _m: line, text, count=1)
-    title, _, rest = text.partition("\n")
-    if title.startswith("# "):
-        rest = rest.lstrip("\n")
-        return f"{title}\n\n{line}\n" + (f"\n{rest}" if rest else "")
-    return f"{line}\n\n{text}" if text else f"{line}\n"
 
 
 def _summarised(rel: str) -> bool:
