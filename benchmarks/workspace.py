@@ -137,18 +137,30 @@ def bench_context(entries: int, runs: int) -> dict[str, Any]:
         assert out.returncode == 0, out.stderr
         tokens = -(-len(out.stdout) // 4)
 
-        def run(argv: list[str]) -> float:
+        empty = tmp / "empty"
+        empty.mkdir()
+        chain_env = {**env, "MEMORY_CHAIN_WORKSPACE": str(empty)}
+        chain_only = [script, "--dir", str(work), "context"]
+        subprocess.run(chain_only, env=chain_env, capture_output=True, check=True)
+
+        def run(argv: list[str], run_env: dict[str, str] = env) -> float:
             t0 = time.perf_counter()
-            p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            p = subprocess.run(argv, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             dt = (time.perf_counter() - t0) * 1000
             assert p.returncode == 0, p.stderr
             return dt
 
-        samples: dict[str, list[float]] = {"help": [], "context": [], "no_verify": []}
+        samples: dict[str, list[float]] = {
+            "help": [],
+            "context": [],
+            "no_verify": [],
+            "chain_only": [],
+        }
         for i in range(runs):
             samples["help"].append(run([script, "--help"]))
             samples["context"].append(run(ctx))
             samples["no_verify"].append(run([*ctx, "--no-verify"]))
+            samples["chain_only"].append(run(chain_only, chain_env))
             if i % 5 == 4:
                 log(f"context: {i + 1}/{runs}")
         ratios = [c / h for c, h in zip(samples["context"], samples["help"], strict=True)]
@@ -159,6 +171,7 @@ def bench_context(entries: int, runs: int) -> dict[str, Any]:
             "help_ms": median(samples["help"]),
             "context_ms": median(samples["context"]),
             "no_verify_ms": median(samples["no_verify"]),
+            "chain_only_ms": median(samples["chain_only"]),
             "ratio_median": median(ratios),
             "ratio_of_medians": median(samples["context"]) / median(samples["help"]),
             "samples": samples,
@@ -383,6 +396,14 @@ def table(r: dict[str, Any]) -> str:
             f"{c['no_verify_ms']:.0f} ms",
             f"`--help` {c['help_ms']:.0f} ms",
             f"{c['no_verify_ms'] / c['help_ms']:.2f}",
+            "-",
+            "info",
+        )
+        add(
+            "`context` with an empty workspace (the chain alone), same chain",
+            f"{c['chain_only_ms']:.0f} ms",
+            f"`--help` {c['help_ms']:.0f} ms",
+            f"{c['chain_only_ms'] / c['help_ms']:.2f}",
             "-",
             "info",
         )
