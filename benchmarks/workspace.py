@@ -50,17 +50,10 @@ RESULTS = REPO / "benchmarks" / "results"
 
 
 def fill_scope(root: Path, name: str, lines: int = 200) -> None:
-    """A MEMORY.md of about ``lines`` lines over the nine sections, with metadata."""
-    sections = [
-        "Corrections",
-        "User Preferences",
-        "Project Conventions",
-        "Error Patterns",
-        "Tool Usage",
-        "Architecture Decisions",
-        "Workflow",
-        "People & Roles",
-    ]
+    """A MEMORY.md of about ``lines`` lines over the eight sections other than Links."""
+    from memory_chain.workspace.ops import SECTIONS
+
+    sections = [s for s in SECTIONS if s != "Links"]
     out = ["# Memory", ""]
     i = 0
     while len(out) < lines - 2:

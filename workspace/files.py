@@ -113,14 +113,19 @@ def _temp(path: Path, data: bytes, mode: int) -> Path:
     return tmp
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync the folder."""
+def _temp_beside(path: Path, data: bytes) -> Path:
+    """A synced temporary file beside ``path`` holding ``data``, with ``path``'s mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
-    tmp = _temp(path, data, mode)
+    return _temp(path, data, mode)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync the folder."""
+    tmp = _temp_beside(path, data)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -162,12 +167,7 @@ def edit(
             new = change(current)
             if new is None or new == current:
                 return Edited(current, current, False, merged)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                mode = path.stat().st_mode & 0o7777
-            except FileNotFoundError:
-                mode = 0o644
-            tmp = _temp(path, new, mode)
+            tmp = _temp_beside(path, new)
             try:
                 if read_bytes(path) != current:
                     merged = True  # edited under us: redo the change on the new bytes
