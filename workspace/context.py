@@ -41,7 +41,7 @@ from memory_chain.index.sync import estimate_tokens
 
 from .dedup import Merger, keywords
 from .indexing import roots, sync_workspace
-from .ops import SECTIONS
+from .markdown import SECTIONS
 from .scopes import SCOPES, Workspace
 
 __all__ = ["DEFAULT_CHAR_CAP", "SessionContext", "session_context"]

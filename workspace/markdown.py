@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 __all__ = [
+    "SECTIONS",
     "STALE_MARK",
     "Document",
     "Entry",
@@ -42,6 +43,18 @@ __all__ = [
     "split_lines",
 ]
 
+#: The sections of seed 000 section 3.3, in their injection priority (section 6.2) order.
+SECTIONS: Final = (
+    "Corrections",
+    "User Preferences",
+    "Project Conventions",
+    "Error Patterns",
+    "Tool Usage",
+    "Architecture Decisions",
+    "Workflow",
+    "People & Roles",
+    "Links",
+)
 STALE_MARK: Final = "[?]"
 #: Keys of the metadata comment, in the order they are written.
 META_ORDER: Final = ("added", "confirmed", "conf", "src", "seq", "trust", "by")

@@ -25,7 +25,7 @@ from memory_chain.chain.secrets import check as check_secret
 
 from .dedup import normalize, relation
 from .files import edit
-from .markdown import Document, Entry, Meta, encode, entry_lines
+from .markdown import SECTIONS, Document, Entry, Meta, encode, entry_lines
 from .scopes import Scope
 
 __all__ = [
@@ -44,18 +44,6 @@ __all__ = [
     "update",
 ]
 
-#: The sections of seed 000 section 3.3, in their injection priority (section 6.2) order.
-SECTIONS: Final = (
-    "Corrections",
-    "User Preferences",
-    "Project Conventions",
-    "Error Patterns",
-    "Tool Usage",
-    "Architecture Decisions",
-    "Workflow",
-    "People & Roles",
-    "Links",
-)
 DEFAULT_SECTION: Final = "Notes"
 MAX_ENTRY_CHARS: Final = 1000
 MAX_SECTION_CHARS: Final = 80
