@@ -39,16 +39,17 @@ def system_clock() -> int:
     return time.time_ns() // 1000
 
 
-def visible(alias: str = "") -> str:
+def visible(alias: str = "", *, include_superseded: bool = False) -> str:
     """SQL condition for "may be shown": active, with content, not an
     ephemeral entry past its lifetime (counted from creation, or from its
-    last restore), and not superseded by a later entry. Takes the parameter
-    :cutoff = now - lifetime."""
+    last restore), and (unless ``include_superseded``) not superseded by a
+    later entry. Takes the parameter :cutoff = now - lifetime."""
     p = f"{alias}." if alias else "memories."
-    return (
+    shown = (
         f"{p}status = 'active' AND {p}content IS NOT NULL AND NOT ({p}tier = 'ephemeral' "
-        f"AND max({p}created, coalesce({p}restored_at, 0)) <= :cutoff) AND {not_superseded(alias)}"
+        f"AND max({p}created, coalesce({p}restored_at, 0)) <= :cutoff)"
     )
+    return shown if include_superseded else f"{shown} AND {not_superseded(alias)}"
 
 
 def not_superseded(alias: str = "") -> str:

@@ -156,9 +156,7 @@ def filters(
         if not include_superseded:
             where += f" AND {not_superseded('m')}"
     else:
-        where = visible("m")
-        if include_superseded:
-            where = where.replace(f" AND {not_superseded('m')}", "")
+        where = visible("m", include_superseded=include_superseded)
     params: dict[str, Any] = {}
     if type_ is not None:
         where += " AND m.type = :type"
