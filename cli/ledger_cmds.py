@@ -239,9 +239,8 @@ def add(
     if text is None:
         raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
     meta_obj = _parse_meta(meta)
-    ledger = open_ledger()
     if supersedes is not None:
-        _check_supersedes(ledger, supersedes)
+        _check_supersedes(supersedes)
         meta_obj["supersedes"] = supersedes
     item = NewEntry(
         content=_read_source(text),
@@ -253,24 +252,25 @@ def add(
     )
     if allow_secret:
         _warn_secrets([item])
-    r = ledger.add(item, allow_secret=allow_secret)
+    r = open_ledger().add(item, allow_secret=allow_secret)
     if as_json:
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
     else:
         click.echo(f"added seq {r.seq} {r.hash}")
 
 
-def _check_supersedes(ledger: Any, seq: int) -> None:
-    """--supersedes names an existing content entry."""
-    from memory_chain.chain.entry import CONTENT_TYPES
+def _check_supersedes(seq: int) -> None:
+    """--supersedes names an existing memory (asked of the index: no chain scan)."""
     from memory_chain.chain.errors import InputError
+    from memory_chain.index.db import Index
 
-    try:
-        entry = ledger.entry(seq)
-    except InputError:
-        raise InputError(f"--supersedes {seq}: there is no entry {seq}") from None
-    if entry.get("type") not in CONTENT_TYPES:
-        raise InputError(f"--supersedes {seq}: entry {seq} is a {entry.get('type')}, not a memory")
+    with Index.open(data_dir()) as index:  # synced with the chain on open
+        known = index.state().size
+        row = index.conn.execute("SELECT 1 FROM memories WHERE seq = ?", (seq,)).fetchone()
+    if seq >= known:
+        raise InputError(f"--supersedes {seq}: there is no entry {seq}")
+    if row is None:
+        raise InputError(f"--supersedes {seq}: entry {seq} is a system entry, not a memory")
 
 
 def _warn_secrets(items: list[Any]) -> None:
