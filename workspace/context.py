@@ -40,7 +40,7 @@ from memory_chain.index.settings import Weights
 from memory_chain.index.sync import estimate_tokens
 
 from .dedup import Merger, keywords
-from .indexing import roots, sync_workspace
+from .indexing import in_roots, sync_workspace
 from .markdown import SECTIONS
 from .scopes import SCOPES, Workspace
 
@@ -114,11 +114,10 @@ def _verified(integrity: Integrity) -> str:
     return f"signed chain entries, verified only below seq {integrity.failure_seq}"
 
 
-def _section_rank(title: str) -> tuple[int, str]:
+def _section_rank(title: str) -> int:
+    """Seed 000's priority order; sections a human added after those, Links last."""
     key = title.casefold()
-    if key == "links":
-        return (999, "")
-    return (_RANK.get(key, 100), "")
+    return 999 if key == "links" else _RANK.get(key, 100)
 
 
 def _relevance(text: str, query_words: frozenset[str]) -> int:
@@ -131,29 +130,28 @@ def _memory_items(
     index: Index, workspace: Workspace, query: str | None
 ) -> tuple[list[Item], list[tuple[str, str, int]]]:
     """MEMORY.md entries merged across scopes, and (scope, path, line) of untrusted ones."""
-    scope_roots = roots(workspace)
-    marks = ",".join("?" for _ in scope_roots)
+    where, scope_roots = in_roots(workspace)
     rows = index.conn.execute(
         "SELECT scope, section, line, text, stale, untrusted, path, root FROM ws_entries "
-        f"WHERE kind = 'memory' AND root IN ({marks}) ORDER BY path, line",
+        f"WHERE kind = 'memory' AND {where} ORDER BY path, line",
         scope_roots,
     ).fetchall()
     precedence = {name: i for i, name in enumerate(reversed(SCOPES))}  # local 0, project 1, user 2
     rows.sort(key=lambda r: (precedence[r[0]], r[6], r[2]))
-    mergers: dict[str, Merger] = {}  # one per section
+    texts: dict[str, list[str]] = {}  # section -> its texts (for keyword rarity)
+    for r in rows:
+        texts.setdefault((r[1] or "Notes").casefold(), []).append(r[3])
+    mergers = {section: Merger(ts) for section, ts in texts.items()}  # one per section
     untrusted: list[tuple[str, str, int]] = []
     order: dict[str, int] = {}
     qwords = frozenset(w for w, _ in keywords(query)) if query else frozenset()
-    chosen: list[tuple[str, int, int, str, Item]] = []
+    chosen: list[tuple[str, int, int, Item]] = []
     for scope, section, line, text, stale, is_untrusted, path, root in rows:
         title = section or "Notes"
         if is_untrusted:
             untrusted.append((scope, path[len(root) + 1 :], line))
             continue
-        merger = mergers.get(title.casefold())
-        if merger is None:
-            texts = [r[3] for r in rows if (r[1] or "Notes").casefold() == title.casefold()]
-            merger = mergers[title.casefold()] = Merger(texts)
+        merger = mergers[title.casefold()]
         if merger.clash(text, other_than=scope) is not None:
             continue  # a higher scope says the same, or the opposite: it wins
         merger.add(text, scope)
@@ -165,23 +163,22 @@ def _memory_items(
             f"- {mark}{' '.join(text.split())} ({scope}:{line})",
             {"kind": "editable", "scope": scope, "path": path, "line": line},
         )
-        chosen.append((title, -_relevance(text, qwords), len(chosen), scope, item))
+        chosen.append((title, -_relevance(text, qwords), len(chosen), item))
     chosen.sort(key=lambda c: (_section_rank(c[0]), order[c[0].casefold()], c[1], c[2]))
-    return [c[4] for c in chosen], untrusted
+    return [c[3] for c in chosen], untrusted
 
 
 def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
-    scope_roots = roots(workspace)
-    marks = ",".join("?" for _ in scope_roots)
+    where, scope_roots = in_roots(workspace)
     items: list[Item] = []
     for day in (today, today - timedelta(days=1)):
         name = f"/memory/{day.isoformat()}.md"
         rows = index.conn.execute(
-            "SELECT scope, line, text, path, stale FROM ws_entries WHERE kind = 'daily' AND "
-            f"untrusted = 0 AND root IN ({marks}) AND path LIKE ? ORDER BY path, line",
+            "SELECT scope, line, text, path FROM ws_entries WHERE kind = 'daily' AND "
+            f"untrusted = 0 AND {where} AND path LIKE ? ORDER BY path, line",
             (*scope_roots, f"%{name}"),
         ).fetchall()
-        for scope, line, text, path, _stale in rows:
+        for scope, line, text, path in rows:
             items.append(
                 Item(
                     "Recent notes",
@@ -194,11 +191,10 @@ def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
 
 
 def _file_items(index: Index, workspace: Workspace) -> list[Item]:
-    scope_roots = roots(workspace)
-    marks = ",".join("?" for _ in scope_roots)
+    where, scope_roots = in_roots(workspace)
     rows = index.conn.execute(
         "SELECT scope, path, root, size, summary FROM ws_files "
-        f"WHERE kind IN ('topic', 'fact', 'episode') AND root IN ({marks}) ORDER BY scope, path",
+        f"WHERE kind IN ('topic', 'fact', 'episode') AND {where} ORDER BY scope, path",
         scope_roots,
     ).fetchall()
     items = []

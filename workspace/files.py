@@ -184,17 +184,23 @@ def edit(
 
 
 def replace_whole(
-    path: Path, data: bytes, *, lock_root: Path | None, base: bytes | str | None
+    path: Path,
+    data: bytes,
+    *,
+    lock_root: Path | None,
+    base: bytes | str | None,
+    shown: str | None = None,
 ) -> Edited:
     """Write ``data`` as the whole file, refusing if it is no longer ``base``.
 
-    ``base`` "" means "whatever is there" (a plain overwrite).
+    ``base`` "" means "whatever is there" (a plain overwrite); ``shown`` is
+    the name the error uses (default: the file name).
     """
 
     def change(current: bytes | None) -> bytes:
         if not isinstance(base, str) and current != base:
             raise ConflictError(
-                f"{path.name} changed since it was read; nothing was written",
+                f"{shown or path.name} changed since it was read; nothing was written",
                 hint="read it again and redo the change on what is there now",
             )
         return data

@@ -63,15 +63,6 @@ class Report:
         }
 
 
-def _date(text: str | None) -> date | None:
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        return None
-
-
 def decay(
     scope: Scope, *, days: int = DECAY_DAYS, today: date | None = None, dry_run: bool = False
 ) -> Report:
@@ -85,7 +76,7 @@ def decay(
         report.changed.clear()
         report.lines_before = report.lines_after = len(doc.lines)
         for e in doc.entries():
-            seen = _date(e.meta.get("confirmed")) or _date(e.meta.get("added"))
+            seen = e.meta.seen
             if e.stale or seen is None or seen >= limit:
                 continue
             report.changed.append({"line": e.line, "text": e.text, "confirmed": iso(seen)})

@@ -24,7 +24,7 @@ from .markdown import Document, decode
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of
 
-__all__ = ["WsSync", "file_problem", "roots", "sync_workspace"]
+__all__ = ["WsSync", "file_problem", "in_roots", "roots", "sync_workspace"]
 
 #: Files larger than this are listed but their entries are not indexed.
 MAX_INDEXED_BYTES: Final = 4 << 20
@@ -39,6 +39,16 @@ class WsSync:
 
 def roots(workspace: Workspace) -> list[str]:
     return [str(s.root) for s in workspace.in_order()]
+
+
+def in_roots(workspace: Workspace, column: str = "root") -> tuple[str, list[str]]:
+    """SQL ``column IN (?, ...)`` for the scope roots in force, and its parameters.
+
+    Rows of other roots (another project's scopes) stay in the index; every
+    read filters on this.
+    """
+    scope_roots = roots(workspace)
+    return f"{column} IN ({','.join('?' for _ in scope_roots)})", scope_roots
 
 
 def file_problem(data: bytes) -> str | None:
@@ -137,13 +147,11 @@ def _hash(data: bytes) -> str:
 
 def sync_workspace(conn: sqlite3.Connection, workspace: Workspace) -> WsSync:
     """Bring ws_* up to date with the workspace's files (see the module docstring)."""
-    scope_roots = roots(workspace)
-    marks = ",".join("?" for _ in scope_roots)
+    where, scope_roots = in_roots(workspace)
     known = {
         r[0]: r[1:]
         for r in conn.execute(
-            "SELECT path, size, mtime_ns, ctime_ns, ino, hash FROM ws_files "
-            f"WHERE root IN ({marks})",
+            f"SELECT path, size, mtime_ns, ctime_ns, ino, hash FROM ws_files WHERE {where}",
             scope_roots,
         )
     }

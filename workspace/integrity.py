@@ -21,7 +21,7 @@ It never writes a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from .dedup import contradicts
 from .files import read_bytes
 from .indexing import file_problem
-from .markdown import Document
+from .markdown import Document, Entry
 from .scopes import Workspace
 
 __all__ = ["Finding", "check_workspace"]
@@ -67,11 +67,31 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _date(text: str | None) -> date | None:
-    try:
-        return date.fromisoformat(text) if text else None
-    except ValueError:
+def _seq_problem(e: Entry, lookup: Lookup) -> tuple[str, str] | None:
+    """(kind, message) when the chain entry an entry claims does not hold its text."""
+    seq = e.meta.seq
+    if seq is None:
         return None
+    found = lookup(seq)
+    if found is None:
+        return "missing-entry", f"claims chain seq {seq}, which is not a memory in the chain"
+    if found[1] is None:
+        return "redacted-entry", f"claims chain seq {seq}, whose content was redacted"
+    if _flat(found[1]) != _flat(e.text):
+        return "edited-committed", (
+            f"claims chain seq {seq} but its text is not that entry's content "
+            "(edited after it was committed)"
+        )
+    return None
+
+
+def _contradictions(doc: Document) -> Iterator[tuple[int, str]]:
+    """(line, message) for each entry that contradicts an earlier one of its section."""
+    for s in doc.sections:
+        for i, a in enumerate(s.entries):
+            for b in s.entries[i + 1 :]:
+                if contradicts(a.text, b.text):
+                    yield b.line, f"contradicts line {a.line} in section {s.title!r}"
 
 
 def check_workspace(
@@ -87,64 +107,20 @@ def check_workspace(
     for scope in workspace.in_order():
         for kind, path in scope.files():
             data = read_bytes(path) or b""
-            shown = path.relative_to(scope.root).as_posix()
+            at = (scope.name, path.relative_to(scope.root).as_posix())
             problem = file_problem(data)
             if problem is not None:
-                out.append(Finding("unreadable", scope.name, shown, None, problem))
+                out.append(Finding("unreadable", *at, None, problem))
             doc = Document.parse(data)
             for e in doc.entries():
-                seq = e.meta.seq
-                if seq is not None:
-                    found = lookup(seq)
-                    if found is None:
-                        out.append(
-                            Finding(
-                                "missing-entry",
-                                scope.name,
-                                shown,
-                                e.line,
-                                f"claims chain seq {seq}, which is not a memory in the chain",
-                            )
-                        )
-                    elif found[1] is None:
-                        out.append(
-                            Finding(
-                                "redacted-entry",
-                                scope.name,
-                                shown,
-                                e.line,
-                                f"claims chain seq {seq}, whose content was redacted",
-                            )
-                        )
-                    elif _flat(found[1]) != _flat(e.text):
-                        out.append(
-                            Finding(
-                                "edited-committed",
-                                scope.name,
-                                shown,
-                                e.line,
-                                f"claims chain seq {seq} but its text is not that entry's "
-                                "content (edited after it was committed)",
-                            )
-                        )
-                if kind == "archive":
-                    continue
-                seen = _date(e.meta.get("confirmed")) or _date(e.meta.get("added"))
-                if e.stale or (seen is not None and seen < limit):
+                found = _seq_problem(e, lookup)
+                if found is not None:
+                    out.append(Finding(found[0], *at, e.line, found[1]))
+                seen = e.meta.seen
+                if kind != "archive" and (e.stale or (seen is not None and seen < limit)):
                     why = "marked [?]" if e.stale else f"not confirmed since {seen}"
-                    out.append(Finding("stale", scope.name, shown, e.line, why))
+                    out.append(Finding("stale", *at, e.line, why))
             if kind in ("memory", "topic"):
-                for s in doc.sections:
-                    for i, a in enumerate(s.entries):
-                        for b in s.entries[i + 1 :]:
-                            if contradicts(a.text, b.text):
-                                out.append(
-                                    Finding(
-                                        "contradiction",
-                                        scope.name,
-                                        shown,
-                                        b.line,
-                                        f"contradicts line {a.line} in section {s.title!r}",
-                                    )
-                                )
+                for line, message in _contradictions(doc):
+                    out.append(Finding("contradiction", *at, line, message))
     return out

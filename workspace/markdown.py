@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Final, NamedTuple
 
 __all__ = [
@@ -129,6 +130,16 @@ class Meta(NamedTuple):
     @property
     def untrusted(self) -> bool:
         return self.get("trust") == "untrusted"
+
+    @property
+    def seen(self) -> date | None:
+        """When the entry was last known true: ``confirmed``, else ``added`` (None: undated)."""
+        for key in ("confirmed", "added"):
+            try:
+                return date.fromisoformat(self.get(key) or "")
+            except ValueError:
+                continue
+        return None
 
 
 def format_meta(meta: Meta) -> str:

@@ -21,8 +21,8 @@ from memory_chain.chain.errors import InputError, MemoryChainError
 from memory_chain.chain.secrets import check as check_secret
 
 from .files import edit, locked
-from .markdown import decode, encode
-from .sandbox import MAX_FILE_BYTES, read_file, resolve
+from .markdown import decode
+from .sandbox import check_content, in_scope, read_file, reserved
 from .scopes import Scope, Workspace
 
 __all__ = ["COMMANDS", "run_command"]
@@ -62,12 +62,8 @@ def _rel(path: Any, *, root_ok: bool = False) -> str:
     return rel
 
 
-def _reserved(scope: Scope) -> frozenset[str]:
-    return frozenset({"local"}) if scope.name == "project" else frozenset()
-
-
 def _file(scope: Scope, path: str) -> Path:
-    return resolve(scope.root, _rel(path), reserved=_reserved(scope))
+    return in_scope(scope, _rel(path))
 
 
 def _numbered(lines: list[str], first: int) -> str:
@@ -78,7 +74,7 @@ def _view(scope: Scope, req: dict[str, Any]) -> str:
     path = req.get("path", PREFIX)
     rel = _rel(path, root_ok=True)
     root = Path(os.path.realpath(scope.root))
-    target = root if not rel else resolve(root, rel, folder=True, reserved=_reserved(scope))
+    target = root if not rel else in_scope(scope, rel, folder=True)
     if not target.exists():
         raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
     if target.is_dir():
@@ -93,7 +89,7 @@ def _view(scope: Scope, req: dict[str, Any]) -> str:
             "hidden items and node_modules:\n" + "\n".join(rows)
         )
     if not rel.endswith(".md"):
-        resolve(root, rel, reserved=_reserved(scope))  # the sandbox's own refusal
+        in_scope(scope, rel)  # the sandbox's own refusal
     lines = decode(read_file(target, path)).split("\n")
     if len(lines) > MAX_LINES:
         raise ToolError(f"File {path} exceeds maximum line limit of {MAX_LINES:,} lines.")
@@ -115,7 +111,7 @@ def _walk(folder: Path, scope: Scope, depth: int) -> list[Path]:
     for child in sorted(folder.iterdir()):
         if child.name.startswith(".") or child.name == "node_modules" or child.is_symlink():
             continue
-        if folder == root and child.name in _reserved(scope):
+        if folder == root and child.name in reserved(scope):
             continue
         out.append(child)
         if child.is_dir() and depth > 1:
@@ -130,18 +126,10 @@ def _text(req: dict[str, Any], name: str, default: str | None = None) -> str:
     return value
 
 
-def _checked(text: str, what: str) -> bytes:
-    data = encode(text)
-    if len(data) > MAX_FILE_BYTES:
-        raise ToolError(f"{what} is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
-    check_secret(text, what=what)
-    return data
-
-
 def _create(scope: Scope, req: dict[str, Any]) -> str:
     path = _text(req, "path")
     target = _file(scope, path)
-    data = _checked(_text(req, "file_text"), "file_text")
+    data = check_content(_text(req, "file_text"), "file_text")
 
     def change(current: bytes | None) -> bytes:
         if current is not None:
@@ -182,7 +170,7 @@ def _str_replace(scope: Scope, req: dict[str, Any]) -> str:
         lines = text.split("\n")
         lo, hi = max(0, line - 4), min(len(lines), line + new.count("\n") + 5)
         box[:] = [_numbered(lines[lo:hi], lo + 1)]
-        return _checked(text, path)
+        return check_content(text, path)
 
     if target.is_dir():
         raise ToolError(f"The path {path} is not a file.")
@@ -212,7 +200,7 @@ def _insert(scope: Scope, req: dict[str, Any]) -> str:
                 f"[0, {len(lines)}]."
             )
         lines[at:at] = new.rstrip("\n").split("\n")
-        return _checked("\n".join(lines), path)
+        return check_content("\n".join(lines), path)
 
     if target.is_dir():
         raise ToolError(f"The path {path} is not a file.")
@@ -225,7 +213,7 @@ def _delete(scope: Scope, req: dict[str, Any]) -> str:
     rel = _rel(path, root_ok=True)
     if not rel:
         raise ToolError(f"Cannot delete the {PREFIX} directory itself")
-    target = resolve(scope.root, rel, folder=True, reserved=_reserved(scope))
+    target = in_scope(scope, rel, folder=True)
     with locked(scope.root):
         if not target.exists():
             raise ToolError(f"The path {path} does not exist")
@@ -235,17 +223,17 @@ def _delete(scope: Scope, req: dict[str, Any]) -> str:
                     raise ToolError(f"{path} holds links or hidden files; delete them one by one")
             shutil.rmtree(target)
         else:
-            resolve(scope.root, rel, reserved=_reserved(scope))  # a file: .md only
+            in_scope(scope, rel)  # a file: .md only
             target.unlink()
     return f"Successfully deleted {path}"
 
 
 def _rename(scope: Scope, req: dict[str, Any]) -> str:
     old_path, new_path = _text(req, "old_path"), _text(req, "new_path")
-    src = resolve(scope.root, _rel(old_path), folder=True, reserved=_reserved(scope))
-    dst = resolve(scope.root, _rel(new_path), folder=src.is_dir(), reserved=_reserved(scope))
+    src = in_scope(scope, _rel(old_path), folder=True)
+    dst = in_scope(scope, _rel(new_path), folder=src.is_dir())
     if src.is_file():
-        resolve(scope.root, _rel(old_path), reserved=_reserved(scope))
+        in_scope(scope, _rel(old_path))
     with locked(scope.root):
         if not src.exists():
             raise ToolError(f"The path {old_path} does not exist")

@@ -15,7 +15,7 @@ is in housekeeping.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -107,10 +107,6 @@ def check_section(name: str) -> str:
     return name
 
 
-def _parse(data: bytes | None) -> Document:
-    return Document.parse(data or b"")
-
-
 def find_entry(doc: Document, match: str, section: str | None = None) -> Entry:
     """The one entry ``match`` names: a line number (``12`` or ``L12``), its text, or a
     unique part of its text (case-insensitive); optionally only in ``section``."""
@@ -190,14 +186,7 @@ def _run(
 
     scope.prepare()
     done = edit(scope.memory_md, raw, lock_root=scope.root, base=base)
-    outcome = box[0]
-    if done.merged:
-        outcome = Outcome(**{**_fields(outcome), "merged": True})
-    return outcome
-
-
-def _fields(o: Outcome) -> dict[str, Any]:
-    return {k: getattr(o, k) for k in Outcome.__slots__}
+    return replace(box[0], merged=True) if done.merged else box[0]
 
 
 def _meta(
@@ -388,7 +377,7 @@ def note(
     box: list[int | None] = []
 
     def change(current: bytes | None) -> bytes:
-        doc = _parse(current if current else encode(f"# {iso(day)}\n\n"))
+        doc = Document.parse(current if current else encode(f"# {iso(day)}\n\n"))
         new = doc.append_to_section(section, entry_lines(line, meta, nl=doc.newline))
         box.append(None if new.inserted_at is None else new.inserted_at + 1)
         return new.render()

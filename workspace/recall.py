@@ -26,7 +26,7 @@ from memory_chain.index.query import Hit, fts_query, recency
 from memory_chain.index.query import search as chain_search
 from memory_chain.index.settings import Weights
 
-from .indexing import roots, sync_workspace
+from .indexing import in_roots, sync_workspace
 from .scopes import Workspace
 
 __all__ = ["KIND_IMPORTANCE", "Found", "search"]
@@ -94,14 +94,13 @@ def workspace_hits(
     match = fts_query(query)
     if match is None:
         return []
-    scope_roots = roots(workspace)
-    marks = ",".join("?" for _ in scope_roots)
+    where, scope_roots = in_roots(workspace, "e.root")
     archived = "" if include_archived else "AND e.kind != 'archive'"
     rows = index.conn.execute(
         "SELECT e.scope, e.path, e.line, e.section, e.text, e.stale, e.untrusted, e.kind, "
         "e.confirmed, e.added, f.mtime_ns, f.root, -bm25(ws_fts) AS b "
         "FROM ws_fts JOIN ws_entries e ON e.id = ws_fts.rowid JOIN ws_files f ON f.path = e.path "
-        f"WHERE ws_fts MATCH ? AND e.root IN ({marks}) {archived} ORDER BY rank LIMIT ?",
+        f"WHERE ws_fts MATCH ? AND {where} {archived} ORDER BY rank LIMIT ?",
         (match, *scope_roots, pool),
     ).fetchall()
     if not rows:

@@ -17,6 +17,8 @@
 * in the project scope, anything under ``local/`` (the local scope is a
   scope of its own).
 
+``check_content`` is the other half of the door: what a tool may write.
+
 The root itself may be a symlink (a workspace kept elsewhere): it is
 resolved once, and everything below it is checked against that.
 """
@@ -27,11 +29,23 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memory_chain.chain.errors import InputError
+from memory_chain.chain.secrets import check as check_secret
 
-__all__ = ["MAX_FILE_BYTES", "SandboxError", "relative", "resolve"]
+if TYPE_CHECKING:
+    from .scopes import Scope
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "SandboxError",
+    "check_content",
+    "in_scope",
+    "relative",
+    "reserved",
+    "resolve",
+]
 
 MAX_NAME_BYTES: Final = 255
 MAX_PATH_BYTES: Final = 1024
@@ -113,6 +127,30 @@ def resolve(
         if stat.S_ISLNK(st.st_mode):
             raise _refuse(path, "it goes through a symbolic link")
     return base.joinpath(*parts)
+
+
+def reserved(scope: Scope) -> frozenset[str]:
+    """First components that belong to another scope (``local/`` inside the project root)."""
+    return frozenset({"local"}) if scope.name == "project" else frozenset()
+
+
+def in_scope(scope: Scope, path: str, *, folder: bool = False) -> Path:
+    """``resolve`` under a scope's root, with its reserved names."""
+    return resolve(scope.root, path, folder=folder, reserved=reserved(scope))
+
+
+def check_content(text: str, what: str) -> bytes:
+    """The bytes a tool may write for ``text``: at most MAX_FILE_BYTES, no NUL, valid
+    UTF-8, and nothing that looks like a secret (the secret gate)."""
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{what} is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    if "\x00" in text:
+        raise InputError(f"{what} holds a NUL byte")
+    if any(0xDC80 <= ord(c) <= 0xDCFF for c in text):
+        raise InputError(f"{what} is not valid UTF-8")
+    check_secret(text, what=what)
+    return data
 
 
 def relative(root: Path, path: Path) -> str:

@@ -28,9 +28,9 @@ import orjson
 from memory_chain.chain.errors import InputError, MemoryChainError
 from memory_chain.chain.secrets import check as check_secret
 
-from .files import ConflictError, edit, locked
+from .files import edit, locked, replace_whole
 from .markdown import decode, encode
-from .sandbox import MAX_FILE_BYTES, SandboxError, read_file, relative, resolve
+from .sandbox import SandboxError, check_content, in_scope, read_file, relative, reserved
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of, with_summary
 
@@ -49,28 +49,8 @@ __all__ = [
 TOOLS: Final = ("list", "read", "write", "patch", "append", "delete", "rename")
 
 
-def _reserved(scope: Scope) -> frozenset[str]:
-    return frozenset({"local"}) if scope.name == "project" else frozenset()
-
-
-def _path(scope: Scope, rel: str, *, folder: bool = False) -> Path:
-    return resolve(scope.root, rel, folder=folder, reserved=_reserved(scope))
-
-
 def _summarised(rel: str) -> bool:
     return rel.startswith(("facts/", "episodes/"))
-
-
-def _check_content(text: str, what: str) -> bytes:
-    data = encode(text)
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"{what} is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")
-    if "\x00" in text:
-        raise InputError(f"{what} holds a NUL byte")
-    if any(0xDC80 <= ord(c) <= 0xDCFF for c in text):
-        raise InputError(f"{what} is not valid UTF-8")
-    check_secret(text, what=what)
-    return data
 
 
 # -- the tools ----------------------------------------------------------------
@@ -89,7 +69,7 @@ def list_files(scope: Scope) -> list[dict[str, Any]]:
             d
             for d in dirnames
             if not d.startswith(".")
-            and not (rel_dir == "." and d in _reserved(scope))
+            and not (rel_dir == "." and d in reserved(scope))
             and not (here / d).is_symlink()
         )
         for name in sorted(filenames):
@@ -110,7 +90,7 @@ def list_files(scope: Scope) -> list[dict[str, Any]]:
 
 def read(scope: Scope, rel: str, start: int | None = None, end: int | None = None) -> str:
     """The file's text, or lines ``start``..``end`` (1-based, inclusive; end -1 = to the end)."""
-    path = _path(scope, rel)
+    path = in_scope(scope, rel)
     text = decode(read_file(path, rel))
     if start is None and end is None:
         return text
@@ -130,22 +110,13 @@ def write(
     ``base``: the text the caller read; if the file holds something else now,
     nothing is written (ConflictError).
     """
-    path = _path(scope, rel)
+    path = in_scope(scope, rel)
     if _summarised(rel):
         content = with_summary(content, summary)
-    data = _check_content(content, f"the content for {rel}")
-    expect = None if base is None else encode(base)
-
-    def change(current: bytes | None) -> bytes:
-        if expect is not None and current != expect:
-            raise ConflictError(
-                f"{rel} changed since it was read; nothing was written",
-                hint="read it again and redo the change on what is there now",
-            )
-        return data
-
+    data = check_content(content, f"the content for {rel}")
     scope.prepare()
-    done = edit(path, change, lock_root=scope.root)
+    expect = "" if base is None else encode(base)
+    done = replace_whole(path, data, lock_root=scope.root, base=expect, shown=rel)
     return {"path": rel, "size": len(data), "created": done.before is None, "written": done.written}
 
 
@@ -155,7 +126,7 @@ def patch(scope: Scope, rel: str, patches: Sequence[dict[str, str]]) -> dict[str
     Patches apply in order to the file as it is now; if any old text is
     missing or ambiguous, nothing is written.
     """
-    path = _path(scope, rel)
+    path = in_scope(scope, rel)
     if not patches:
         raise InputError("no patches given")
     pairs: list[tuple[str, str]] = []
@@ -181,7 +152,7 @@ def patch(scope: Scope, rel: str, patches: Sequence[dict[str, str]]) -> dict[str
             text = text.replace(old, new, 1)
         if _summarised(rel):
             text = with_summary(text, summary_of(text))
-        return _check_content(text, f"the patched {rel}")
+        return check_content(text, f"the patched {rel}")
 
     read_file(path, rel)  # a missing file, or a folder, is one clear error
     done = edit(path, change, lock_root=scope.root)
@@ -190,7 +161,7 @@ def patch(scope: Scope, rel: str, patches: Sequence[dict[str, str]]) -> dict[str
 
 def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) -> dict[str, Any]:
     """Append a markdown block (an episode) and regenerate the file's summary line."""
-    path = _path(scope, rel)
+    path = in_scope(scope, rel)
     if not entry.strip():
         raise InputError("the entry is empty")
     check_secret(entry, what="the entry")
@@ -209,7 +180,7 @@ def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) ->
                 text += "\n"
         text += block
         text = with_summary(text, summary)
-        return _check_content(text, f"{rel} with the entry")
+        return check_content(text, f"{rel} with the entry")
 
     scope.prepare()
     done = edit(path, change, lock_root=scope.root)
@@ -218,7 +189,7 @@ def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) ->
 
 def delete(scope: Scope, rel: str) -> dict[str, Any]:
     """Delete one file (folders: only when empty)."""
-    path = _path(scope, rel, folder=True)
+    path = in_scope(scope, rel, folder=True)
     with locked(scope.root):
         try:
             if path.is_dir():
@@ -236,8 +207,8 @@ def delete(scope: Scope, rel: str) -> dict[str, Any]:
 
 def rename(scope: Scope, old: str, new: str) -> dict[str, Any]:
     """Rename a file; the new name must not exist."""
-    src = _path(scope, old)
-    dst = _path(scope, new)
+    src = in_scope(scope, old)
+    dst = in_scope(scope, new)
     with locked(scope.root):
         if not src.is_file():
             raise InputError(f"{old} does not exist")
