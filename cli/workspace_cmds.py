@@ -59,20 +59,20 @@ def scope_option(f: F) -> F:
 
 
 def open_workspace() -> Any:
-    """The workspace of this invocation's data directory and options."""
-    import orjson
+    """The workspace of this invocation's data directory and options.
 
+    The data directory need not exist yet: the workspace works without a chain.
+    """
+    from memory_chain.chain.config import Config, Layout
+    from memory_chain.chain.errors import OperationalError
     from memory_chain.workspace.scopes import Workspace
 
     root = click.get_current_context().find_root().ensure_object(dict)
     ddir = data_dir()
-    config: dict[str, Any] = {}
     try:
-        loaded = orjson.loads((ddir / "config.json").read_bytes())
-        if isinstance(loaded, dict):
-            config = loaded
-    except (OSError, orjson.JSONDecodeError):
-        pass
+        config = Config.load(Layout(ddir)).data
+    except OperationalError:  # no data directory (or config) yet
+        config = {}
     return Workspace.resolve(
         ddir, workspace=root.get("workspace"), project=root.get("project"), config=config
     )

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import secrets
 from collections.abc import Callable, Iterator
@@ -38,7 +37,6 @@ __all__ = [
     "LOCK_NAME",
     "ConflictError",
     "Edited",
-    "digest",
     "edit",
     "locked",
     "read_bytes",
@@ -53,13 +51,6 @@ MAX_RETRIES: Final = 8
 
 class ConflictError(OperationalError):
     """The file changed since it was read, and the change cannot be merged."""
-
-
-def digest(data: bytes | None) -> str:
-    """A short hash of a file's bytes ("absent" for no file), to compare reads."""
-    if data is None:
-        return "absent"
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def read_bytes(path: Path) -> bytes | None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .files import write_atomic
+
 __all__ = [
     "ENV_WORKSPACE",
     "SCOPES",
@@ -116,8 +118,6 @@ class Scope:
         self.root.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"
         if self.name in ("local", "project") and not ignore.exists():
-            from .files import write_atomic
-
             write_atomic(
                 ignore, (LOCAL_GITIGNORE if self.name == "local" else PROJECT_GITIGNORE).encode()
             )
