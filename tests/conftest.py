@@ -23,6 +23,9 @@ _AMBIENT = (
     "MEMORY_CHAIN_EVM_KEY",
     "MEMORY_CHAIN_EVM_KEYSTORE",
     "MEMORY_CHAIN_EVM_PASSPHRASE",
+    # the workspace (issue 11): the developer's own workspace and project never leak in.
+    "MEMORY_CHAIN_WORKSPACE",
+    "CLAUDE_PROJECT_DIR",
 )
 _AMBIENT_PREFIXES = ("MEMORY_CHAIN_RPC_",)  # every network's RPC URL
 

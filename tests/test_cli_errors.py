@@ -70,6 +70,37 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
     "verify-proof-unpinned": (("verify-proof", "-"), b"{}"),
     "export-from-beyond-end": (("export", "/tmp/never-written.tar", "--from", "99"), b""),
     "import-missing-archive": (("import", "/nonexistent.tar", "--dir", "/tmp/never-made"), b""),
+    # the workspace commands (issue 11): nothing in the data directory changes either
+    "add-secret": (("add", "the CI key is AKIAQ7W2E4R6T8Y1U3I5"), b""),
+    "batch-secret": (("add", "--batch", "-"), b'{"content": "password=hunter22"}\n'),
+    "remember-empty": (("remember", " "), b""),
+    "remember-two-lines": (("ws", "remember", "one\ntwo"), b""),
+    "remember-secret": (("remember", "token ghp_x7Yb2Qm9Lk4Tz8Rw1Vn6Hs3Jd5Fg0Pc2Ae7B"), b""),
+    "remember-bad-section": (("remember", "x", "--section", "# not a title"), b""),
+    "ws-update-no-memory-file": (("ws", "update", "port", "Postgres is on 5433"), b""),
+    "ws-remove-no-reason": (("ws", "remove", "port"), b""),
+    "ws-supersede-no-memory-file": (("ws", "supersede", "a", "b", "--reason", "r"), b""),
+    "ws-confirm-no-memory-file": (("ws", "confirm", "12"), b""),
+    "ws-decay-zero-days": (("ws", "decay", "--days", "0"), b""),
+    "ws-consolidate-tiny-cap": (("ws", "consolidate", "--cap", "3"), b""),
+    "files-read-escape": (("files", "read", "../config.json"), b""),
+    "files-read-absolute": (("files", "read", "/etc/passwd.md"), b""),
+    "files-read-missing": (("files", "read", "facts/none.md"), b""),
+    "files-write-secret": (
+        ("files", "write", "facts/k.md", "-"),
+        b"key sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    ),
+    "files-write-not-markdown": (("files", "write", "notes.txt", "x"), b""),
+    "files-patch-missing-file": (
+        ("files", "patch", "memory/x.md", "--old", "a", "--new", "b"),
+        b"",
+    ),
+    "files-patch-unpaired": (
+        ("files", "patch", "memory/x.md", "--old", "a", "--old", "b", "--new", "c"),
+        b"",
+    ),
+    "files-rename-missing": (("files", "rename", "memory/a.md", "memory/b.md"), b""),
+    "context-tiny-char-cap": (("context", "--char-cap", "5"), b""),
 }
 
 

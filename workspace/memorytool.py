@@ -214,9 +214,12 @@ def _delete(scope: Scope, req: dict[str, Any]) -> str:
     if not rel:
         raise ToolError(f"Cannot delete the {PREFIX} directory itself")
     target = in_scope(scope, rel, folder=True)
+    missing = ToolError(f"The path {path} does not exist")
+    if not target.exists():  # before the lock, which would create the scope's folder
+        raise missing
     with locked(scope.root):
         if not target.exists():
-            raise ToolError(f"The path {path} does not exist")
+            raise missing
         if target.is_dir():
             for child in target.rglob("*"):
                 if child.is_symlink() or child.name.startswith("."):
@@ -234,9 +237,12 @@ def _rename(scope: Scope, req: dict[str, Any]) -> str:
     dst = in_scope(scope, _rel(new_path), folder=src.is_dir())
     if src.is_file():
         in_scope(scope, _rel(old_path))
+    missing = ToolError(f"The path {old_path} does not exist")
+    if not src.exists():  # before the lock, which would create the scope's folder
+        raise missing
     with locked(scope.root):
         if not src.exists():
-            raise ToolError(f"The path {old_path} does not exist")
+            raise missing
         if dst.exists():
             raise ToolError(f"The destination {new_path} already exists")
         dst.parent.mkdir(parents=True, exist_ok=True)

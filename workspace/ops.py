@@ -173,8 +173,18 @@ def _run(
     change: Callable[[Document], tuple[Document | None, Outcome]],
     *,
     base: bytes | str | None = "",
+    must_exist: bool = False,
 ) -> Outcome:
-    """Apply ``change`` to MEMORY.md; return its outcome (marked merged when redone)."""
+    """Apply ``change`` to MEMORY.md; return its outcome (marked merged when redone).
+
+    ``must_exist``: the operation names an entry, so a scope without a
+    MEMORY.md is an error before anything (folder, lock file) is created.
+    """
+    if must_exist and not scope.memory_md.is_file():
+        raise InputError(
+            f"the {scope.name} scope has no MEMORY.md yet ({scope.memory_md})",
+            hint="`memory-chain remember` creates it",
+        )
     box: list[Outcome] = []
 
     def raw(current: bytes | None) -> bytes | None:
@@ -278,7 +288,7 @@ def update(
             "updated", scope.name, path, e.line, text, e.section, detail={"old": e.text}
         )
 
-    return _run(scope, change, base=base)
+    return _run(scope, change, base=base, must_exist=True)
 
 
 def confirm(
@@ -301,7 +311,7 @@ def confirm(
         new = doc.rewrite_entry(e, stale=False, meta=meta)
         return new, Outcome("confirmed", scope.name, path, e.line, e.text, e.section)
 
-    return _run(scope, change, base=base)
+    return _run(scope, change, base=base, must_exist=True)
 
 
 def remove(
@@ -324,7 +334,7 @@ def remove(
         new = doc.replace(e.start, e.end, [])
         return new, Outcome("removed", scope.name, path, e.line, e.text, e.section)
 
-    return _run(scope, change, base=base)
+    return _run(scope, change, base=base, must_exist=True)
 
 
 def supersede(
@@ -355,7 +365,7 @@ def supersede(
         detail = {"old": e.text}
         return new, Outcome("superseded", scope.name, path, e.line, text, e.section, detail=detail)
 
-    return _run(scope, change, base=base)
+    return _run(scope, change, base=base, must_exist=True)
 
 
 def note(

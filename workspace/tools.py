@@ -190,6 +190,8 @@ def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) ->
 def delete(scope: Scope, rel: str) -> dict[str, Any]:
     """Delete one file (folders: only when empty)."""
     path = in_scope(scope, rel, folder=True)
+    if not path.exists():  # before the lock, which would create the scope's folder
+        raise InputError(f"{rel} does not exist")
     with locked(scope.root):
         try:
             if path.is_dir():
@@ -209,6 +211,8 @@ def rename(scope: Scope, old: str, new: str) -> dict[str, Any]:
     """Rename a file; the new name must not exist."""
     src = in_scope(scope, old)
     dst = in_scope(scope, new)
+    if not src.is_file():  # before the lock, which would create the scope's folder
+        raise InputError(f"{old} does not exist")
     with locked(scope.root):
         if not src.is_file():
             raise InputError(f"{old} does not exist")
