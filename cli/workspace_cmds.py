@@ -476,21 +476,19 @@ def files() -> None:
 
 
 def _tool(request: dict[str, Any], as_json: bool) -> None:
-    from memory_chain.chain.errors import InputError
-    from memory_chain.workspace.tools import call
+    """Run one memory tool and print its result (text as is, a listing as lines)."""
+    from memory_chain.workspace.tools import run_tool
 
-    reply = call(open_workspace(), request)
-    if not reply["ok"]:
-        raise InputError(reply["error"], hint=reply.get("hint"))
-    result = reply["result"]
-    if as_json or not isinstance(result, str):
-        if not as_json and isinstance(result, list):
-            for f in result:
-                click.echo(f"{f['path']} ({f['size']:,} B): {f['summary']}")
-            return
+    result = run_tool(open_workspace(), request)
+    if as_json:
         emit_json(result)
-        return
-    click.echo(result, nl=False)
+    elif isinstance(result, str):
+        click.echo(result, nl=False)
+    elif isinstance(result, list):
+        for f in result:
+            click.echo(f"{f['path']} ({f['size']:,} B): {f['summary']}")
+    else:
+        emit_json(result)
 
 
 def _text_arg(value: str) -> str:
