@@ -17,6 +17,7 @@ import click
 
 from .anchor_cmds import anchor
 from .archive_cmds import export, import_
+from .capture_cmds import capture, curate
 from .common import CONTEXT_SETTINGS, dir_option
 from .index_cmds import context, gc, reindex, restore, search
 from .keys_cmd import keys
@@ -62,7 +63,7 @@ for command in (
     cli.add_command(command)
 for command in (search, context, reindex, gc, restore):
     cli.add_command(command)
-for command in (ws, remember, files):
+for command in (ws, remember, files, capture, curate):
     cli.add_command(command)
 
 

@@ -58,10 +58,11 @@ def scope_option(f: F) -> F:
     )(f)
 
 
-def open_workspace() -> Any:
+def open_workspace(cwd: Any = None) -> Any:
     """The workspace of this invocation's data directory and options.
 
     The data directory need not exist yet: the workspace works without a chain.
+    ``cwd``: where to look for the project (default: the working directory).
     """
     from memory_chain.chain.config import Config, Layout
     from memory_chain.chain.errors import OperationalError
@@ -74,7 +75,7 @@ def open_workspace() -> Any:
     except OperationalError:  # no data directory (or config) yet
         config = {}
     return Workspace.resolve(
-        ddir, workspace=root.get("workspace"), project=root.get("project"), config=config
+        ddir, workspace=root.get("workspace"), project=root.get("project"), config=config, cwd=cwd
     )
 
 

@@ -55,7 +55,7 @@ def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
     """The wheel's only top-level package is memory_chain; its code is chain/, index/, anchor/,
-    workspace/ and cli/."""
+    workspace/, capture/ and cli/."""
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     code = [n for n in names if ".dist-info/" not in n]
@@ -67,6 +67,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         and not n.startswith(
             (
                 "memory_chain/anchor/",
+                "memory_chain/capture/",
                 "memory_chain/chain/",
                 "memory_chain/cli/",
                 "memory_chain/index/",
@@ -88,6 +89,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/chain/py.typed",
         "memory_chain/index/py.typed",
         "memory_chain/workspace/py.typed",
+        "memory_chain/capture/py.typed",
     } <= set(code)
 
 

@@ -245,9 +245,7 @@ class Merger:
         words = sorted(p.plain, key=lambda w: (self.freq[w], w))
         return words[: len(words) - math.ceil(RELATED * len(words)) + 1]
 
-    def clash(self, text: str, *, other_than: str) -> str | None:
-        """A kept text (of a group other than ``other_than``) that is the same or opposite."""
-        p = profile(text)
+    def _candidates(self, p: Profile) -> list[int]:
         found: set[int] = set(self.by_norm.get(p.norm, ()))
         if p.key is not None:
             found.update(self.by_key.get(p.key, ()))
@@ -256,11 +254,29 @@ class Merger:
                 found.update(self.postings.get(w, ()))
         else:
             found.update(self.small)
-        for i in sorted(found):
+        return sorted(found)
+
+    def clash(self, text: str, *, other_than: str) -> str | None:
+        """A kept text (of a group other than ``other_than``) that is the same or opposite."""
+        p = profile(text)
+        for i in self._candidates(p):
             kept, q, group = self.kept[i]
             if group != other_than and (_same(q, p) or _contradicts(q, p)):
                 return kept
         return None
+
+    def relations(self, text: str) -> list[tuple[str, str, str]]:
+        """(relation, kept text, its group) for every kept text the same as or opposite to
+        ``text``, in the order kept ("same" as in ``relation(text, kept)``)."""
+        p = profile(text)
+        out = []
+        for i in self._candidates(p):
+            kept, q, group = self.kept[i]
+            if _same(p, q):
+                out.append(("same", kept, group))
+            elif _contradicts(p, q):
+                out.append(("contradicts", kept, group))
+        return out
 
     def add(self, text: str, group: str) -> None:
         p = profile(text)

@@ -23,7 +23,7 @@ from typing import Any, Final
 from memory_chain.chain.errors import InputError
 from memory_chain.chain.secrets import check as check_secret
 
-from .dedup import normalize, relation
+from .dedup import Merger, normalize, relation
 from .files import edit
 from .markdown import SECTIONS, Document, Entry, Meta, encode, entry_lines
 from .scopes import Scope
@@ -31,12 +31,14 @@ from .scopes import Scope
 __all__ = [
     "DEFAULT_SECTION",
     "SECTIONS",
+    "NewMemory",
     "Outcome",
     "archive_block",
     "check_section",
     "check_text",
     "confirm",
     "find_entry",
+    "merge_in",
     "note",
     "remember",
     "remove",
@@ -366,6 +368,94 @@ def supersede(
         return new, Outcome("superseded", scope.name, path, e.line, text, e.section, detail=detail)
 
     return _run(scope, change, base=base, must_exist=True)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """One entry for merge_in."""
+
+    text: str
+    section: str = DEFAULT_SECTION
+    source: str = "curation"
+    confidence: float | None = None
+    seq: int | None = None
+    why: str = ""  # the reason a superseded entry's archive record gives
+
+
+#: Who wrote an entry that an automatic one may replace (seed 001 A4: manual wins).
+REPLACEABLE: Final = ("auto", "curation")
+
+
+def merge_in(scope: Scope, new: Sequence[NewMemory], *, today: date | None = None) -> list[Outcome]:
+    """Add many entries to MEMORY.md in one write, with the precedence of seed 001 A4.
+
+    For each new text, in order: an entry that says the same makes it a
+    ``duplicate``; an entry it contradicts is ``superseded`` (archived, the
+    new text in its place) when capture or curation wrote it (``src=auto``
+    or ``curation``), and otherwise wins: the new text is ``kept`` out.
+    The rest are ``added`` to their sections. One outcome per new text.
+    """
+    day = today or date.today()
+    items = [replace(m, text=check_text(m.text), section=check_section(m.section)) for m in new]
+    metas = [
+        _meta(day, source=m.source, confidence=m.confidence, seq=m.seq, untrusted=False)
+        for m in items
+    ]
+    path = scope.memory_md
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        entries = doc.entries()
+        merger = Merger([e.text for e in entries] + [m.text for m in items])
+        for n, e in enumerate(entries):
+            merger.add(e.text, str(n))
+        outcomes: list[Outcome] = []
+        swaps: dict[int, int] = {}  # entry index -> new item index
+        adds: dict[str, list[str]] = {}
+        for i, m in enumerate(items):
+            rels = merger.relations(m.text)
+            found = next((r for r in rels if r[0] == "same"), None) or (rels[0] if rels else None)
+            if found is None:
+                adds.setdefault(m.section, []).extend(entry_lines(m.text, metas[i], nl=doc.newline))
+                outcomes.append(Outcome("added", scope.name, path, None, m.text, m.section))
+                merger.add(m.text, f"new{i}")
+                continue
+            rel, _text, group = found
+            old = entries[int(group)] if group.isdigit() else None
+            if rel == "same" or old is None:
+                line = None if old is None else old.line
+                outcomes.append(Outcome("duplicate", scope.name, path, line, m.text, m.section))
+            elif old.meta.get("src") in REPLACEABLE and int(group) not in swaps:
+                swaps[int(group)] = i
+                detail = {"old": old.text}
+                outcomes.append(
+                    Outcome(
+                        "superseded", scope.name, path, old.line, m.text, old.section, detail=detail
+                    )
+                )
+                merger.add(m.text, f"new{i}")
+            else:
+                detail = {"old": old.text}
+                outcomes.append(
+                    Outcome("kept", scope.name, path, old.line, m.text, m.section, detail=detail)
+                )
+        if not swaps and not adds:
+            return None, Outcome("unchanged", scope.name, path, detail={"outcomes": outcomes})
+        for idx in sorted(swaps, reverse=True):
+            e, m = entries[idx], items[swaps[idx]]
+            block = archive_block(
+                doc, e, action="superseded", reason=m.why or "curation", day=day, by=m.text
+            )
+            append_archive(scope, block, day)
+            doc = doc.replace(
+                e.start, e.end, entry_lines(m.text, metas[swaps[idx]], nl=doc.newline)
+            )
+        for section, lines in adds.items():
+            doc = doc.append_to_section(section, lines)
+        return doc, Outcome("merged", scope.name, path, detail={"outcomes": outcomes})
+
+    result = _run(scope, change)
+    outcomes: list[Outcome] = result.detail["outcomes"]
+    return outcomes
 
 
 def note(

@@ -1,0 +1,349 @@
+"""Capture: a transcript's new turns -> detections -> today's daily file (and MEMORY.md).
+
+Tier 1 of seed 001. For one transcript, from where the last capture of it
+stopped:
+
+1. read the new complete lines (transcripts.read);
+2. detect (detector.Detector), with the candidates of the last
+   ``RECENT_DAYS`` daily files as earlier sightings, so a correction seen
+   in an earlier session is promoted when it comes back;
+3. drop what is already known (seed 001 section A4): the same text in any
+   MEMORY.md, in a recent daily file, or (exactly) in the chain;
+4. an explicit "remember this" goes at once to MEMORY.md (source manual)
+   and, when it is identity, a decision or a commitment, to the chain
+   first, so the MEMORY.md entry carries its seq;
+5. the rest is appended to the daily file: ``## Captured`` from the store
+   threshold (0.6), ``## Candidates`` from 0.3;
+6. with ``flush`` (Claude Code's PreCompact), a compaction record of what
+   this capture found goes under ``## Compactions`` (seed 002);
+7. the new offset is saved.
+
+Everything that can fail is checked before the first write, and the chain
+is written before the workspace: a failed capture writes nothing. Each step
+is idempotent, so a capture cut short is simply run again.
+
+Raw captures go to the daily file of the *local* scope when there is a
+project (this machine, never committed: a conversation is not shared by
+git), else of the user scope.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from memory_chain.chain.errors import InputError
+from memory_chain.workspace.dedup import same
+from memory_chain.workspace.files import edit
+from memory_chain.workspace.markdown import Document, Meta, entry_lines
+from memory_chain.workspace.ops import check_text, remember
+from memory_chain.workspace.scopes import Scope, Workspace
+
+from . import state as pointers
+from .chaindoor import ChainDoor
+from .daily import (
+    CANDIDATES,
+    CAPTURED,
+    COMPACTIONS,
+    detection_lines,
+    detection_meta,
+    items,
+    parse_or_new,
+)
+from .detector import CHAIN_TYPES, Detection, Detector
+from .transcripts import Batch, read
+
+__all__ = ["CANDIDATE_FROM", "RECENT_DAYS", "STORE_FROM", "CaptureReport", "capture", "target"]
+
+STORE_FROM: Final = 0.6
+CANDIDATE_FROM: Final = 0.3
+RECENT_DAYS: Final = 7
+
+
+@dataclass(slots=True)
+class CaptureReport:
+    """What one capture read, found and wrote (or, with dry_run, would write)."""
+
+    transcript: str
+    daily_scope: str
+    read: dict[str, Any] = field(default_factory=dict)
+    captured: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    remembered: list[dict[str, Any]] = field(default_factory=list)
+    committed: list[dict[str, Any]] = field(default_factory=list)
+    known: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    compaction: str | None = None
+    unchanged: bool = False
+    dry_run: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "transcript": self.transcript,
+            "daily_scope": self.daily_scope,
+            "read": self.read,
+            "captured": self.captured,
+            "candidates": self.candidates,
+            "remembered": self.remembered,
+            "committed": self.committed,
+            "known": self.known,
+            "skipped": self.skipped,
+            "compaction": self.compaction,
+            "unchanged": self.unchanged,
+            "dry_run": self.dry_run,
+        }
+
+
+def target(workspace: Workspace, scope: str) -> Scope:
+    """The scope a detection's MEMORY.md lives in (user when there is no project)."""
+    return workspace.scopes.get(scope) or workspace.scopes["user"]
+
+
+def _daily_scope(workspace: Workspace) -> Scope:
+    return workspace.scopes.get("local") or workspace.scopes["user"]
+
+
+def _moment(ts: str | None, now: datetime) -> datetime:
+    """A turn's local time (naive), else ``now``."""
+    if ts:
+        try:
+            when = datetime.fromisoformat(ts)
+        except ValueError:
+            return now
+        return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+    return now
+
+
+def _info(d: Detection, **extra: Any) -> dict[str, Any]:
+    return {
+        "text": d.text,
+        "category": d.category,
+        "kind": d.kind,
+        "confidence": d.confidence,
+        "scope": d.scope,
+        "section": d.section,
+        "ref": d.ref,
+        **extra,
+    }
+
+
+def _start(transcript: Path, entry: dict[str, Any] | None, size: int) -> tuple[int, int, str]:
+    """(offset, first line, format) to read from: 0 when the file was replaced."""
+    if not entry:
+        return 0, 1, "auto"
+    offset = int(entry.get("offset", 0))
+    if offset > size or pointers.fingerprint(transcript, offset) != entry.get("head"):
+        return 0, 1, "auto"
+    return offset, int(entry.get("line", 1)), str(entry.get("format", "auto"))
+
+
+def capture(
+    workspace: Workspace,
+    transcript: Path,
+    *,
+    fmt: str = "auto",
+    chain: ChainDoor | None = None,
+    threshold: float = STORE_FROM,
+    flush: str | None = None,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> CaptureReport:
+    """Capture what is new in ``transcript`` (see the module's docstring).
+
+    ``flush``: the trigger of a pre-compaction flush (``manual``/``auto``):
+    a compaction record is written even when nothing new was found.
+    """
+    if not CANDIDATE_FROM < threshold <= 1.0:
+        raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
+    now = now or datetime.now()
+    transcript = Path(os.path.expanduser(transcript)).absolute()
+    user = workspace.scopes["user"]
+    daily_scope = _daily_scope(workspace)
+    report = CaptureReport(str(transcript), daily_scope.name, dry_run=dry_run)
+    try:
+        size = transcript.stat().st_size
+    except FileNotFoundError:
+        raise InputError(f"no such transcript: {transcript}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the transcript {transcript}: {exc.strerror}") from None
+    entry = pointers.load(user)["transcripts"].get(str(transcript))
+    offset, first_line, known_fmt = _start(transcript, entry, size)
+    if offset == size and flush is None:
+        report.unchanged = True
+        report.read = {"start": offset, "end": offset, "lines": 0}
+        return report
+    batch = read(transcript, offset, fmt=known_fmt if fmt == "auto" else fmt, first_line=first_line)
+    report.read = batch.as_dict()
+
+    recent_days = [now.date() - timedelta(days=n) for n in range(RECENT_DAYS)]
+    recent = items(daily_scope, recent_days, sections=(CAPTURED, CANDIDATES))
+    earlier = [
+        (i.text, i.meta.get("ref") or "")
+        for i in recent
+        if i.entry.section.casefold() == CANDIDATES.casefold()
+    ]
+    detector = Detector(earlier=earlier)
+    detections = detector.run(batch.turns)
+    report.skipped = dict(detector.counts)
+
+    plan = _plan(workspace, detections, recent, chain, threshold, report)
+    if flush is not None:
+        session = next((t.session for t in batch.turns if t.session), None)
+        report.compaction = _compaction_text(flush, session, report)
+    if dry_run:
+        return report
+    _write(workspace, daily_scope, plan, chain, now, report)
+    _save_pointer(user, transcript, batch, first_line, now)
+    return report
+
+
+@dataclass(slots=True)
+class _Plan:
+    daily: list[tuple[Detection, str]] = field(default_factory=list)  # (detection, section)
+    remember: list[Detection] = field(default_factory=list)
+
+
+def _plan(
+    workspace: Workspace,
+    detections: list[Detection],
+    recent: list[Any],
+    chain: ChainDoor | None,
+    threshold: float,
+    report: CaptureReport,
+) -> _Plan:
+    """Sort detections into remember-now, daily Captured, Candidates and already known."""
+    plan = _Plan()
+    memory_texts = [
+        e.text
+        for s in workspace.in_order()
+        if s.memory_md.is_file()
+        for e in Document.parse(s.memory_md.read_bytes()).entries()
+    ]
+    seen_captured = [i.text for i in recent if i.entry.section.casefold() == CAPTURED.casefold()]
+    seen_candidates = [i.text for i in recent if i.entry.section.casefold() != CAPTURED.casefold()]
+    for d in detections:
+        if d.confidence < CANDIDATE_FROM:
+            continue
+        try:
+            check_text(d.text)
+        except InputError as exc:
+            report.known.append(_info(d, why=f"refused: {exc.message}"))
+            continue
+        if d.confidence < threshold:
+            if any(same(d.text, t) for t in (*seen_candidates, *seen_captured, *memory_texts)):
+                report.known.append(_info(d, why="candidate already noted"))
+                continue
+            seen_candidates.append(d.text)
+            plan.daily.append((d, CANDIDATES))
+            report.candidates.append(_info(d))
+            continue
+        why = None
+        if any(same(d.text, t) for t in memory_texts):
+            why = "in MEMORY.md"
+        elif chain is not None and chain.find(d.text) is not None:
+            why = "in the chain"
+        elif any(same(d.text, t) for t in seen_captured):
+            why = "in a daily file"
+        if why is not None:
+            report.known.append(_info(d, why=why))
+            continue
+        seen_captured.append(d.text)
+        plan.daily.append((d, CAPTURED))
+        report.captured.append(_info(d))
+        if d.category == "remember":
+            plan.remember.append(d)
+            memory_texts.append(d.text)
+    return plan
+
+
+def _compaction_text(trigger: str, session: str | None, report: CaptureReport) -> str:
+    who = f" of session {session[:8]}" if session else ""
+    return (
+        f"Compaction ({trigger}){who}: {len(report.captured)} captured, "
+        f"{len(report.candidates)} candidates, {len(report.known)} already known"
+    )
+
+
+def _write(
+    workspace: Workspace,
+    daily_scope: Scope,
+    plan: _Plan,
+    chain: ChainDoor | None,
+    now: datetime,
+    report: CaptureReport,
+) -> None:
+    # 1. the chain first: if it fails (no key, a secret), nothing else was written.
+    seqs: dict[str, int] = {}
+    for d in plan.remember:
+        if d.kind in CHAIN_TYPES and chain is not None:
+            meta = {"captured": d.ref, "category": d.kind}
+            seq = chain.commit(d.text, type_=CHAIN_TYPES[d.kind], source="manual", meta=meta)
+            seqs[d.text] = seq
+            report.committed.append(_info(d, seq=seq))
+    # 2. "remember this": MEMORY.md at once.
+    for d in plan.remember:
+        outcome = remember(
+            target(workspace, d.scope),
+            d.text,
+            section=d.section,
+            source="manual",
+            confidence=d.confidence,
+            seq=seqs.get(d.text),
+            today=now.date(),
+        )
+        report.remembered.append(outcome.as_dict())
+    # 3. the daily file(s): one write per day.
+    by_day: dict[date, list[tuple[Detection, str, datetime]]] = {}
+    for d, section in plan.daily:
+        when = _moment(d.ts, now)
+        by_day.setdefault(when.date(), []).append((d, section, when))
+    if report.compaction is not None:
+        by_day.setdefault(now.date(), [])
+    for day, rows in sorted(by_day.items()):
+        record = report.compaction if day == now.date() else None
+        _append_daily(daily_scope, day, rows, seqs, record, now)
+
+
+def _append_daily(
+    scope: Scope,
+    day: date,
+    rows: list[tuple[Detection, str, datetime]],
+    seqs: dict[str, int],
+    compaction: str | None,
+    now: datetime,
+) -> None:
+    def change(current: bytes | None) -> bytes:
+        doc = parse_or_new(current, day)
+        present = {e.text for e in doc.entries()}
+        for d, section, when in rows:
+            if f"{when.strftime('%H:%M')} {d.text}" in present:
+                continue  # a concurrent capture of the same transcript wrote it
+            src = "manual" if d.category == "remember" else "auto"
+            meta = detection_meta(d, source=src, seq=seqs.get(d.text))
+            doc = doc.append_to_section(section, detection_lines(d, when, meta, doc.newline))
+        if compaction is not None:
+            meta = Meta().with_(src="auto", cat="compaction")
+            text = f"{now.strftime('%H:%M')} {compaction}"
+            doc = doc.append_to_section(COMPACTIONS, entry_lines(text, meta, nl=doc.newline))
+        return doc.render()
+
+    scope.prepare()
+    edit(scope.daily(day.isoformat()), change, lock_root=scope.root)
+
+
+def _save_pointer(
+    user: Scope, transcript: Path, batch: Batch, first_line: int, now: datetime
+) -> None:
+    def change(state: dict[str, Any]) -> None:
+        state["transcripts"][str(transcript)] = {
+            "offset": batch.end,
+            "line": first_line + batch.lines,
+            "format": batch.format,
+            "head": pointers.fingerprint(transcript, batch.end),
+            "captured": now.isoformat(timespec="seconds"),
+        }
+
+    pointers.update(user, change)

@@ -1,0 +1,341 @@
+"""Curation: daily files -> MEMORY.md -> the chain; old daily files -> the archive.
+
+Tier 2 of seed 001. Over the daily files of the last ``days`` days, in
+every scope of the workspace:
+
+1. a ``## Captured`` line at or above the threshold is promoted, and so is
+   a ``## Candidates`` text seen at least twice in the window (across
+   sessions and days; it is promoted at 0.8);
+2. each promoted text goes to its scope's MEMORY.md section through the
+   workspace operations: a duplicate is left alone; a contradicted entry
+   written by capture or curation is superseded (archived, never lost);
+   a contradicted entry written by a person (``src=manual`` or no
+   metadata) wins, and the new text is not written (seed 001 section A4:
+   manual over detected over auto);
+3. identity, decisions, commitments and lessons (error-fix pairs) are
+   committed to the chain first, source ``curation``, with the daily line
+   they came from in ``meta.daily``; the MEMORY.md entry carries the seq;
+4. a MEMORY.md over its line cap is consolidated (topic files);
+5. daily files older than ``ARCHIVE_AFTER_DAYS`` move, byte for byte, to
+   memory/archive/;
+6. the pointer (state.py) records which daily lines were curated, so a
+   second run changes nothing and a line a person removed from MEMORY.md
+   does not come back.
+
+The chain is written before any workspace file, and every text is checked
+first: a failed curation writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from memory_chain.chain.errors import InputError
+from memory_chain.workspace.dedup import Merger, normalize
+from memory_chain.workspace.files import locked, read_bytes
+from memory_chain.workspace.housekeeping import LINE_CAP, consolidate
+from memory_chain.workspace.markdown import Document, Entry
+from memory_chain.workspace.ops import REPLACEABLE, NewMemory, check_text, merge_in
+from memory_chain.workspace.scopes import Scope, Workspace
+
+from . import state as pointers
+from .capture import STORE_FROM, target
+from .chaindoor import ChainDoor
+from .daily import CANDIDATES, CAPTURED, DailyItem, daily_files, items
+from .detector import CHAIN_TYPES, REPEATED
+
+__all__ = ["ARCHIVE_AFTER_DAYS", "CurationReport", "curate"]
+
+ARCHIVE_AFTER_DAYS: Final = 30
+
+
+@dataclass(slots=True)
+class CurationReport:
+    """What a curation promoted, committed, superseded, archived (or would, with dry_run)."""
+
+    days: int
+    curated: list[dict[str, Any]] = field(default_factory=list)
+    committed: list[dict[str, Any]] = field(default_factory=list)
+    superseded: list[dict[str, Any]] = field(default_factory=list)
+    kept: list[dict[str, Any]] = field(default_factory=list)  # not written, and why
+    consolidated: list[dict[str, Any]] = field(default_factory=list)
+    archived: list[dict[str, Any]] = field(default_factory=list)
+    dry_run: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "days": self.days,
+            "curated": self.curated,
+            "committed": self.committed,
+            "superseded": self.superseded,
+            "kept": self.kept,
+            "consolidated": self.consolidated,
+            "archived": self.archived,
+            "dry_run": self.dry_run,
+        }
+
+
+def _file_key(item: DailyItem) -> str:
+    return str(item.path)
+
+
+def _line_key(item: DailyItem) -> str:
+    raw = f"{item.category}\x00{normalize(item.text)}".encode()
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+@dataclass(slots=True)
+class _Promotion:
+    item: DailyItem  # the first daily line of this text
+    also: list[DailyItem]  # the other lines it stands for
+    confidence: float
+    scope: Scope
+    commit_as: str | None  # chain entry type, when it is committed
+
+
+def _choose(
+    workspace: Workspace, window: list[DailyItem], done: dict[str, Any], threshold: float
+) -> list[_Promotion]:
+    """What to promote: confident captured lines, and candidates seen twice (one each)."""
+    fresh = [i for i in window if _line_key(i) not in done.get(_file_key(i), {})]
+    promos: list[_Promotion] = []
+    candidates: list[DailyItem] = []
+    merger = Merger(i.text for i in window)
+    for item in fresh:
+        if item.kind is None or item.meta.untrusted:
+            continue
+        if item.entry.section.casefold() == CANDIDATES.casefold():
+            candidates.append(item)
+        elif item.confidence >= threshold:
+            _promote(workspace, promos, merger, item, item.confidence)
+    sightings = Merger(i.text for i in window)
+    for n, item in enumerate(window):
+        sightings.add(item.text, str(n))
+    for item in candidates:
+        others = [r for r in sightings.relations(item.text) if r[0] == "same"]
+        if len(others) >= 2:  # itself and at least one more sighting
+            _promote(workspace, promos, merger, item, max(item.confidence, REPEATED))
+    return promos
+
+
+def _promote(
+    workspace: Workspace,
+    promos: list[_Promotion],
+    merger: Merger,
+    item: DailyItem,
+    confidence: float,
+) -> None:
+    """Add ``item`` to ``promos``, or to the promotion of the same text already there."""
+    twin = next((g for r, _t, g in merger.relations(item.text) if r == "same"), None)
+    if twin is not None:
+        promos[int(twin)].also.append(item)
+        return
+    merger.add(item.text, str(len(promos)))
+    promos.append(_promotion(workspace, item, confidence))
+
+
+def _promotion(workspace: Workspace, item: DailyItem, confidence: float) -> _Promotion:
+    kind = item.kind or "remember"
+    scope = target(workspace, item.meta.get("scope") or "user")
+    already = item.meta.seq is not None
+    commit_as = None if already else CHAIN_TYPES.get(kind)
+    return _Promotion(item, [], confidence, scope, commit_as)
+
+
+def curate(
+    workspace: Workspace,
+    *,
+    chain: ChainDoor | None = None,
+    days: int = 7,
+    threshold: float = STORE_FROM,
+    cap: int = LINE_CAP,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> CurationReport:
+    """Curate the last ``days`` days of daily files (see the module's docstring)."""
+    if days < 1:
+        raise InputError(f"--days must be at least 1, not {days}")
+    today = (now or datetime.now()).date()
+    report = CurationReport(days, dry_run=dry_run)
+    user = workspace.scopes["user"]
+    done: dict[str, Any] = pointers.load(user)["curated"]
+    window_days = [today - timedelta(days=n) for n in range(days)]
+    window = [
+        i
+        for s in workspace.in_order()
+        for i in items(s, window_days, sections=(CAPTURED, CANDIDATES))
+    ]
+    promos = _choose(workspace, window, done, threshold)
+    for p in promos:
+        check_text(p.item.text)  # before anything is written
+    actions = _decide(promos)
+    olds = _old_dailies(workspace, today)
+    if dry_run:
+        _report(report, promos, actions, {}, planned=True)
+        report.archived = [{"from": str(a), "to": str(b), "moved": False} for a, b in olds]
+        return report
+    # 1. the chain first: what will be added or will replace an automatic entry.
+    seqs: dict[int, int] = {}
+    wanted = [
+        n
+        for n, p in enumerate(promos)
+        if actions[n] in ("added", "superseded") and p.commit_as is not None
+    ]
+    if chain is not None and wanted:
+        batch = [
+            (promos[n].item.text, str(promos[n].commit_as), _chain_meta(promos[n])) for n in wanted
+        ]
+        seqs = dict(zip(wanted, chain.commit_many(batch, source="curation"), strict=True))
+    # 2. MEMORY.md: one write per scope, deciding again on what is there now.
+    by_scope: dict[str, list[int]] = {}
+    for n, p in enumerate(promos):
+        by_scope.setdefault(p.scope.name, []).append(n)
+    for name, ns in by_scope.items():
+        scope = workspace.scopes[name]
+        new = [_new_memory(promos[n], seqs.get(n, promos[n].item.meta.seq)) for n in ns]
+        for n, outcome in zip(ns, merge_in(scope, new, today=today), strict=True):
+            actions[n] = outcome.action
+            if outcome.action == "kept":
+                actions[n] = f"kept:{outcome.detail.get('old', '')}"
+        if any(actions[n] in ("added", "superseded") for n in ns):  # 3. under the cap
+            r = consolidate(scope, cap=cap, today=today)
+            if r.written:
+                report.consolidated.append(r.as_dict())
+    _report(report, promos, actions, seqs, planned=False)
+    for src, dst in olds:  # 4. old daily files
+        report.archived.append(_archive(src, dst))
+    _save(user, promos, olds, today)
+    return report
+
+
+def _new_memory(p: _Promotion, seq: int | None) -> NewMemory:
+    where = f"{p.item.scope.name}:{p.item.where}"
+    return NewMemory(
+        p.item.text,
+        section=p.item.section,
+        source="curation",
+        confidence=p.confidence,
+        seq=seq,
+        why=f"contradicted by a capture ({where})",
+    )
+
+
+def _chain_meta(p: _Promotion) -> dict[str, Any]:
+    meta = {"daily": f"{p.item.scope.name}:{p.item.where}", "category": str(p.item.kind)}
+    ref = p.item.meta.get("ref")
+    if ref:
+        meta["captured"] = ref
+    return meta
+
+
+def _decide(promos: list[_Promotion]) -> list[str]:
+    """What merge_in would do with each promotion, given MEMORY.md as it is now."""
+    actions: list[str] = []
+    scopes: dict[str, tuple[list[Entry], Merger]] = {}
+    for p in promos:
+        if p.scope.name not in scopes:
+            data = read_bytes(p.scope.memory_md)
+            entries = Document.parse(data).entries() if data else []
+            merger = Merger([e.text for e in entries] + [q.item.text for q in promos])
+            for n, e in enumerate(entries):
+                merger.add(e.text, str(n))
+            scopes[p.scope.name] = (entries, merger)
+        entries, merger = scopes[p.scope.name]
+        rels = merger.relations(p.item.text)
+        found = next((r for r in rels if r[0] == "same"), None) or (rels[0] if rels else None)
+        if found is None:
+            actions.append("added")
+        elif found[0] == "same":
+            actions.append("duplicate")
+        else:
+            old = entries[int(found[2])]
+            replaceable = old.meta.get("src") in REPLACEABLE
+            actions.append("superseded" if replaceable else f"kept:{old.text}")
+    return actions
+
+
+def _report(
+    report: CurationReport,
+    promos: list[_Promotion],
+    actions: list[str],
+    seqs: dict[int, int],
+    *,
+    planned: bool,
+) -> None:
+    for n, p in enumerate(promos):
+        action = actions[n]
+        info = {
+            "text": p.item.text,
+            "kind": p.item.kind,
+            "scope": p.scope.name,
+            "section": p.item.section,
+            "confidence": p.confidence,
+            "from": f"{p.item.scope.name}:{p.item.where}",
+        }
+        if action.startswith("kept:"):
+            report.kept.append({**info, "why": f"a person's entry wins: {action[5:]}"})
+            continue
+        if action == "duplicate":
+            report.kept.append({**info, "why": "already in MEMORY.md"})
+            continue
+        if n in seqs or (planned and p.commit_as):
+            report.committed.append({**info, "seq": seqs.get(n), "type": p.commit_as})
+        if action == "superseded":
+            report.superseded.append(info)
+        report.curated.append(info)
+
+
+def _old_dailies(workspace: Workspace, today: date) -> list[tuple[Path, Path]]:
+    cutoff = today - timedelta(days=ARCHIVE_AFTER_DAYS)
+    return [
+        (path, s.archive_dir / path.name)
+        for s in workspace.in_order()
+        for day, path in daily_files(s)
+        if day < cutoff
+    ]
+
+
+def _archive(src: Path, dst: Path) -> dict[str, Any]:
+    """Move a daily file into memory/archive/ byte for byte (never over a different file)."""
+    root = src.parent.parent
+    with locked(root):
+        data = read_bytes(src)
+        if data is None:
+            return {"from": str(src), "to": str(dst), "moved": False, "why": "gone"}
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        existing = read_bytes(dst)
+        if existing is None:
+            os.link(src, dst)  # fails rather than replace a file that appeared meanwhile
+        elif existing != data:
+            return {"from": str(src), "to": str(dst), "moved": False, "why": "archive differs"}
+        os.unlink(src)
+        fd = os.open(dst.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return {"from": str(src), "to": str(dst), "moved": True}
+
+
+def _save(
+    user: Scope, promos: list[_Promotion], olds: list[tuple[Path, Path]], today: date
+) -> None:
+    lines = [i for p in promos for i in (p.item, *p.also)]
+    gone = {str(src) for src, _ in olds}
+    if not lines and not gone:
+        return
+    stamp = today.isoformat()
+
+    def change(state: dict[str, Any]) -> None:
+        curated = state["curated"]
+        for item in lines:
+            curated.setdefault(_file_key(item), {})[_line_key(item)] = stamp
+        for path in gone:
+            curated.pop(path, None)
+
+    pointers.update(user, change)

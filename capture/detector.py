@@ -1,0 +1,647 @@
+"""The learning detector: rules that find what in a conversation is worth remembering.
+
+Seed 000 section 4. Each user statement is split into sentences; a sentence
+is dropped when it is a question, a hypothetical, reported speech or a
+negated claim, and otherwise matched against one rule per category, in
+order: explicit remember requests, identity, decisions, commitments,
+corrections, tool usage, project conventions, preferences. Error-fix pairs
+come from tool calls: a failing command, the commands run after it, and the
+same command succeeding.
+
+Confidence (seed 000 section 4.2): an explicit statement 0.9, a correction
+seen before (in this session or as an earlier candidate) 0.8, an error-fix
+pair 0.7, an implicit preference 0.5, a single correction 0.4. At most
+``MAX_PER_TURN`` detections per turn.
+
+What is *not* a user statement: the assistant's words (what it proposed),
+tool results and fetched pages (untrusted: they never become a memory;
+instruction-like text in them is counted), text the agent runtime inserted,
+a subagent's conversation, fenced code and quoted lines. A turn that holds
+a secret is skipped whole: the secret filter runs first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final, NamedTuple
+
+from memory_chain.chain.secrets import scan as scan_secrets
+from memory_chain.workspace.dedup import normalize, same
+
+from .transcripts import Turn
+
+__all__ = [
+    "CATEGORIES",
+    "CHAIN_TYPES",
+    "MAX_PER_TURN",
+    "SECTION_OF",
+    "Detection",
+    "Detector",
+    "detect",
+]
+
+MAX_PER_TURN: Final = 3
+MAX_MEMORY_CHARS: Final = 240
+
+#: Category -> MEMORY.md section (seed 000 section 3.3, plus Commitments and Notes).
+SECTION_OF: Final = {
+    "remember": "Notes",
+    "identity": "People & Roles",
+    "decision": "Architecture Decisions",
+    "commitment": "Commitments",
+    "correction": "Corrections",
+    "tool": "Tool Usage",
+    "convention": "Project Conventions",
+    "preference": "User Preferences",
+    "error-fix": "Error Patterns",
+}
+CATEGORIES: Final = tuple(SECTION_OF)
+#: What goes to the chain, and as which entry type (seed 001 tier 3).
+CHAIN_TYPES: Final = {
+    "identity": "identity",
+    "decision": "decision",
+    "commitment": "commitment",
+    "error-fix": "lesson",
+}
+
+EXPLICIT: Final = 0.9
+REPEATED: Final = 0.8
+ERROR_FIX: Final = 0.7
+IMPLICIT: Final = 0.5
+SINGLE_CORRECTION: Final = 0.4
+
+
+class Detection(NamedTuple):
+    """One thing worth remembering, normalised, with where it came from."""
+
+    text: str  # the memory, one short line ("Use pnpm, not npm")
+    category: str  # one of CATEGORIES
+    confidence: float
+    scope: str  # user, project or local
+    ref: str  # the source record (Turn.ref)
+    kind: str  # for "remember": the category of what is to be remembered, else category
+    session: str | None = None
+    ts: str | None = None
+
+    @property
+    def section(self) -> str:
+        return SECTION_OF[self.kind if self.category == "remember" else self.category]
+
+    def with_confidence(self, value: float) -> Detection:
+        return self._replace(confidence=value)
+
+
+@dataclass(slots=True)
+class Detector:
+    """Runs the rules over turns in order; remembers corrections to spot repeats.
+
+    ``earlier`` are (text, ref) of candidates already kept (from the daily
+    files): a correction or implicit preference that recurs, from another
+    record, is promoted to REPEATED.
+    """
+
+    earlier: list[tuple[str, str]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    _seen: list[tuple[str, str]] = field(default_factory=list)  # candidates met in this run
+    _error: tuple[str, str] | None = None  # (failing command, error signature)
+    _since: list[str] = field(default_factory=list)  # commands run since that error
+    _command: str | None = None  # the last tool call, until its result arrives
+    _guidance: str | None = None  # a user's advice given after the error
+
+    def run(self, turns: Iterable[Turn]) -> list[Detection]:
+        out: list[Detection] = []
+        for turn in turns:
+            out.extend(self.turn(turn))
+        return out
+
+    def turn(self, turn: Turn) -> list[Detection]:
+        if turn.role == "tool_use":
+            self._command = turn.text
+            return []
+        if turn.role == "tool_result":
+            return self._tool_result(turn)
+        if turn.role not in ("user", "note") or turn.meta or turn.sidechain:
+            if turn.role == "assistant":
+                self.counts["assistant"] += 1
+            return []
+        if scan_secrets(turn.text):
+            self.counts["secret"] += 1
+            return []
+        found: list[Detection] = []
+        for sentence in sentences(turn.text):
+            d = self._sentence(sentence, turn)
+            if d is not None and not any(same(d.text, f.text) for f in found):
+                found.append(d)
+            if len(found) == MAX_PER_TURN:
+                break
+        if self._error is not None and found:
+            self._guidance = found[0].text
+        return found
+
+    # -- statements --------------------------------------------------------
+
+    def _sentence(self, sentence: str, turn: Turn) -> Detection | None:
+        if not_a_statement(sentence):
+            self.counts["not-a-statement"] += 1
+            return None
+        hit = classify(sentence)
+        if hit is None:
+            return None
+        category, kind, text, confidence = hit
+        text = tidy(text)
+        if not text or len(text) > MAX_MEMORY_CHARS:
+            return None
+        if confidence < EXPLICIT:  # a candidate: promoted when it recurs
+            sightings = (*self._seen, *self.earlier)
+            if any(ref != turn.ref and same(text, t) for t, ref in sightings):
+                confidence = REPEATED
+            self._seen.append((text, turn.ref))
+        scope = scope_of(category if category != "remember" else kind, text)
+        return Detection(text, category, confidence, scope, turn.ref, kind, turn.session, turn.ts)
+
+    # -- error, then fix ---------------------------------------------------
+
+    def _tool_result(self, turn: Turn) -> list[Detection]:
+        command, self._command = self._command, None
+        if instruction_like(turn.text):
+            self.counts["untrusted-instruction"] += 1
+        if turn.error or _looks_failed(turn.text):
+            sig = error_signature(turn.text)
+            if self._error is None or command != self._error[0]:
+                self._error = (command or "", sig) if sig else None
+                self._since = []
+                self._guidance = None
+            return []
+        if self._error is None or command is None:
+            return []
+        failed, sig = self._error
+        if _same_command(command, failed) or _extends(command, failed):
+            fixes = [c for c in self._since if not _same_command(c, failed)]
+            if _extends(command, failed):
+                fixes = [command]
+            self._error, self._since = None, []
+            fix = " && ".join(f"`{_bare(c)}`" for c in fixes[:2]) if fixes else None
+            guidance, self._guidance = self._guidance, None
+            if fix is None and guidance is None:
+                return []
+            text = f"`{sig}` -> fixed by {fix}" if fix else f"`{sig}` -> {guidance}"
+            if len(text) > MAX_MEMORY_CHARS:
+                return []
+            scope = scope_of("error-fix", text)
+            d = Detection(text, "error-fix", ERROR_FIX, scope, turn.ref, "error-fix")
+            return [d._replace(session=turn.session, ts=turn.ts)]
+        self._since.append(command)
+        return []
+
+
+def detect(
+    turns: Iterable[Turn], *, earlier: Sequence[tuple[str, str]] = ()
+) -> list[Detection]:
+    """The detections of ``turns`` (one session, in order)."""
+    return Detector(earlier=list(earlier)).run(turns)
+
+
+# -- sentences and what is not a statement -----------------------------------
+
+_FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z¿¡\"'`(])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The statements of a user turn: fenced code and quoted (``>``) lines dropped."""
+    text = _FENCE.sub("\n", text)
+    kept = [line for line in text.splitlines() if not line.lstrip().startswith(">")]
+    out = []
+    for part in _SENTENCE_END.split("\n".join(kept)):
+        part = part.strip()
+        if part and not part.startswith(("```", "~~~")):
+            out.append(part)
+    return out
+
+
+_QUESTION_START: Final = re.compile(
+    r"^(should|shall|can|could|would|will|do|does|did|is|are|was|were|have|has|had|may|"
+    r"might)\s+(i|you|we|they|it|he|she|there|this|that|anyone|someone)\b",
+    re.I,
+)
+_REMEMBER_ASK: Final = re.compile(r"^(can|could|would|will) you (please )?(remember|note)\b", re.I)
+_HYPOTHETICAL: Final = re.compile(
+    r"\b(if|what if|suppose|supposing|imagine|hypothetically|in theory|assuming|unless|"
+    r"i wonder|wondering|not sure|maybe|perhaps|probably|might|could we)\b",
+    re.I,
+)
+_REPORTED: Final = re.compile(
+    r"\b(said|says|say|wrote|writes|claims?|according to|the article|the post|the blog|"
+    r"someone|somebody|my colleague|they told)\b|"
+    r"[\"“”]",
+    re.I,
+)
+_NEGATED_CLAIM: Final = re.compile(
+    r"\b(i'?m not saying|i never said|not that i|i haven't|we haven't|we have not|"
+    r"haven't decided|never promised|didn't promise|not convinced)\b",
+    re.I,
+)
+#: "if possible" and the like soften a statement; they do not make it hypothetical.
+_SOFTENER: Final = re.compile(r"\bif (possible|you can|needed|necessary|in doubt)\b", re.I)
+#: Words that make "I said ..." a correction rather than reported speech.
+_SELF_QUOTE: Final = re.compile(r"^(no,?\s+)?(i said|i told you|like i said)\b", re.I)
+
+
+def not_a_statement(sentence: str) -> bool:
+    """A question, a hypothetical, reported speech or a negated claim."""
+    s = sentence.strip()
+    if _REMEMBER_ASK.match(s):
+        return False
+    if s.endswith("?") or _QUESTION_START.match(s):
+        return True
+    if _NEGATED_CLAIM.search(s):
+        return True
+    if _HYPOTHETICAL.search(_SOFTENER.sub("", s)) and not _REMEMBER_LEAD.match(s):
+        return True
+    return bool(_REPORTED.search(s)) and not _SELF_QUOTE.match(s) and not _REMEMBER_LEAD.match(s)
+
+
+# -- the rules -----------------------------------------------------------------
+
+_FILLER: Final = re.compile(
+    r"^((ok|okay|so|also|and|oh|hey|btw|by the way|fyi|just|alright|right)"
+    r"[,:]?\s+)+",
+    re.I,
+)
+_REMEMBER_LEAD: Final = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would|will) you\s+(?:please\s+)?)?"
+    r"(?:remember(?: this)?|don't forget|do not forget|note for the future|note to self|"
+    r"note that|make a note(?: that)?|keep in mind|for future reference|"
+    r"merk dir|bitte merken|souviens-toi|retiens|recuerda|lembre-se)"
+    r"\s*[:,]?\s+(?:(?:that|dass|que|de que)\s+)?(?P<x>.+)$",
+    re.I,
+)
+_NOT_REMEMBER: Final = re.compile(r"^remember(?:,\s*remember|\s+(?:to|when)\b)", re.I)
+
+_IDENTITY: Final = (
+    (
+        re.compile(r"^my name is (?P<x>[\w .'-]{1,40}?)(?: and (?P<y>.+))?$", re.I),
+        "User's name is {x}",
+    ),
+    (re.compile(r"^call me (?P<x>[\w.'-]{1,30})\b", re.I), "Wants to be called {x}"),
+    (re.compile(r"^my pronouns are (?P<x>[\w/]+)", re.I), "User's pronouns are {x}"),
+    (re.compile(r"^my (?:timezone|time zone) is (?P<x>\S+)", re.I), "User's timezone is {x}"),
+    (re.compile(r"^my role is (?P<x>.+)$", re.I), "User's role is {x}"),
+    (re.compile(r"^i(?:'m| am) based in (?P<x>.+)$", re.I), "User is based in {x}"),
+    (re.compile(r"^i(?:'m| am) the one who (?P<x>.+)$", re.I), "User is the one who {x}"),
+    (re.compile(r"^i work (?P<x>(?:at|for|as|remotely|from|on) .+)$", re.I), "User works {x}"),
+    (
+        re.compile(
+            r"^i(?:'m| am) (?P<x>(?:an?|the) (?:[\w-]+ ){0,3}?(?:"
+            r"engineer|developer|designer|scientist|manager|student|researcher|lead|"
+            r"founder|cto|ceo|architect|analyst|admin|administrator|maintainer|owner|"
+            r"consultant|sre|devops|writer|teacher|pm|product manager|intern)\b.*)$",
+            re.I,
+        ),
+        "User is {x}",
+    ),
+)
+_DECISION: Final = (
+    (
+        re.compile(
+            r"^(?:we|i|the team)(?: have|'ve)? decided (?P<x>(?:to|on|that|not to) .+)$", re.I
+        ),
+        "Decided {x}",
+    ),
+    (re.compile(r"^(?:final )?decision\s*:\s*(?P<x>.+)$", re.I), "Decision: {x}"),
+    (re.compile(r"^decided\s*:\s*(?P<x>.+)$", re.I), "Decision: {x}"),
+    (re.compile(r"^let's go with (?P<x>.+)$", re.I), "Going with {x}"),
+    (re.compile(r"^we(?:'re| are) going with (?P<x>.+)$", re.I), "Going with {x}"),
+    (re.compile(r"^we(?: have|'ve)? agreed (?P<x>(?:to|on|that) .+)$", re.I), "Agreed {x}"),
+    (
+        re.compile(r"^we(?: have|'ve)? (?:chose|chosen|picked|settled on) (?P<x>.+)$", re.I),
+        "Chose {x}",
+    ),
+)
+_DEADLINE: Final = r"(?:by|before|on|until|next|this|tomorrow|today|end of)\b"
+_COMMITMENT: Final = (
+    (re.compile(r"^(?P<w>i|we) promised (?P<x>.+)$", re.I), "Promised {x}"),
+    (re.compile(r"^(?P<w>i|we)(?: have|'ve)? committed to (?P<x>.+)$", re.I), "Committed to {x}"),
+    (
+        re.compile(r"^(?P<w>i|we) told (?P<x>.+?) (?:we'd|we would|i'd|i would) (?P<y>.+)$", re.I),
+        "Told {x} we would {y}",
+    ),
+    (re.compile(r"^(?P<w>we) owe (?P<x>.+ " + _DEADLINE + r".*)$", re.I), "Owe {x}"),
+    (
+        re.compile(
+            r"^(?P<w>i|we)(?:'ll| will) (?P<x>(?:send|deliver|finish|ship|publish|review|"
+            r"write|hand over|have) .+ " + _DEADLINE + r".*)$",
+            re.I,
+        ),
+        "Will {x}",
+    ),
+    (re.compile(r"^the deadline for (?P<x>.+) is (?P<y>.+)$", re.I), "Deadline for {x}: {y}"),
+    (
+        re.compile(r"^(?:the )?(?P<x>.+?) is due (?P<y>(?:by|on|before) .+)$", re.I),
+        "{x} is due {y}",
+    ),
+)
+_CORRECTION_LEAD: Final = re.compile(
+    r"^(?:(?:no|nope|nein|wrong(?: again)?|not that|that's wrong|that's not right|actually)"
+    r"\s*[,:!.-]+\s*|(?:i said|i told you|like i said|as i said|again|once more)\b[\s,:!.-]*)",
+    re.I,
+)
+_CORRECTION_TAIL: Final = re.compile(
+    r"[,.]?\s*(?:i already told you|like i said|as i said|again)[.!]*$", re.I
+)
+_NOT_CORRECTION: Final = re.compile(
+    r"^(?:worries|problem|thanks|i don't|i think|still|never mind|nevermind|that's fine)\b", re.I
+)
+_STOP_DOING: Final = re.compile(r"^(?:please\s+)?stop (?P<x>\w+ing\b.+)$", re.I)
+_RULE_WORDS: Final = re.compile(r"\b(always|never|from now on|every time|in this project)\b", re.I)
+_TOOL: Final = (
+    re.compile(
+        r"^(?P<x>(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|"
+        r"format|start|test)\b.*? (?:with|via|using) `[^`]+`.*)$",
+        re.I,
+    ),
+    re.compile(r"^(?P<x>(?:to|for) [^,`]+, (?:run|use) `[^`]+`.*)$", re.I),
+    re.compile(r"^(?P<x>use `[^`]+` (?:to|for) .+)$", re.I),
+    re.compile(
+        r"^(?P<x>.+ (?:is run|are run|runs?|is done|are done) (?:with|via|using) `[^`]+`.*)$", re.I
+    ),
+    re.compile(r"^(?P<x>on (?:my|this) (?:laptop|machine).*`[^`]+`.*)$", re.I),
+)
+_CONVENTION: Final = (
+    (
+        re.compile(
+            r"^(?:in|for) (?:this|our|the) (?:repo|repository|project|codebase)\s*,?\s*"
+            r"(?P<x>.+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(
+            r"^(?:this|the) (?:project|repo|repository|codebase) (?P<x>(?:uses|has|needs|"
+            r"requires|follows) .+)$",
+            re.I,
+        ),
+        "The project {x}",
+    ),
+    (
+        re.compile(
+            r"^we (?P<x>(?:use|don't use|do not use|follow|name|keep|don't merge|never|"
+            r"always|usually|squash) .+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(
+            r"^our (?P<x>.+?) (?P<v>follow|are named|are|is|always|go|live|lives|use)\b"
+            r"(?P<y>.*)$",
+            re.I,
+        ),
+        "The {x} {v}{y}",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>(?:(?:the )?(?:tests|docs|api|main branch|feature flags|"
+            r"environment variables|all timestamps)|the [\w/.-]+ folder)\b.*? "
+            r"(?:are|is|live|lives|go|goes|called|prefixed)\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>.*(?:\bport \d{2,5}\b|\blocalhost:\d{2,5}\b|/home/\S+|/Users/\S+).*)$", re.I
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(r"^(?:right, )?it's (?P<x>.+) in this repo\b(?P<y>.*)$", re.I),
+        "In this repo it's {x}{y}",
+    ),
+)
+_PREFERENCE: Final = (
+    (re.compile(r"^i(?:'d| would)? prefer (?:that )?(?P<x>.+)$", re.I), "Prefers {x}"),
+    (re.compile(r"^my preference is (?:for )?(?P<x>.+)$", re.I), "Prefers {x}"),
+    (re.compile(r"^i(?:'d| would) rather (?P<x>.+)$", re.I), "Would rather {x}"),
+    (re.compile(r"^i(?:'d| would) like you to (?P<x>.+)$", re.I), "Wants you to {x}"),
+    (
+        re.compile(
+            r"^i (?:really )?like (?P<x>(?:it when|my|to|using|the|uppercase|lowercase) .+)$", re.I
+        ),
+        "Likes {x}",
+    ),
+    (re.compile(r"^when (?P<w>.+?), i (?:really )?like (?P<x>.+)$", re.I), "Likes {x} when {w}"),
+    (re.compile(r"^i (?:really )?(?:hate|dislike) (?P<x>.+)$", re.I), "Dislikes {x}"),
+    (re.compile(r"^i (?:really )?don't like (?P<x>.+)$", re.I), "Dislikes {x}"),
+    (
+        re.compile(
+            r"^(?:please\s+)?(?P<x>(?:always|never|don't|do not) (?!know|mind|worry)[\w-]+ .+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (re.compile(r"^(?:please\s+)?(?P<x>from now on,? .+)$", re.I), "{X}"),
+    (
+        re.compile(
+            r"^(?:please\s+)?(?P<x>keep (?:your |the )?(?:answers|responses|replies|"
+            r"explanations|it|code comments)\b.+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(r"^(?:ich bevorzuge|je préfère|prefiero|prefiro) (?P<x>.+)$", re.I),
+        "Prefers: {x}",
+    ),
+)
+_RULES: Final = {
+    "identity": _IDENTITY,
+    "decision": _DECISION,
+    "commitment": _COMMITMENT,
+    "tool": tuple((rx, "{X}") for rx in _TOOL),
+    "convention": _CONVENTION,
+    "preference": _PREFERENCE,
+}
+#: The order the rules are tried in: the first that matches wins.
+_ORDER: Final = (
+    "identity",
+    "decision",
+    "commitment",
+    "correction",
+    "tool",
+    "convention",
+    "preference",
+)
+_IMPLICIT: Final = re.compile(r"^(?:please\s+)?(?P<x>use (?!`)[\w .,'-]+)$", re.I)
+
+
+def _fill(template: str, m: re.Match[str]) -> str:
+    groups = {k: (v or "") for k, v in m.groupdict().items()}
+    x = groups.get("x", "")
+    return template.format(X=x[:1].upper() + x[1:], **groups).strip()
+
+
+def _first(rules: Iterable[tuple[re.Pattern[str], str]], s: str) -> str | None:
+    for rx, template in rules:
+        m = rx.match(s)
+        if m:
+            return _fill(template, m)
+    return None
+
+
+def classify(sentence: str) -> tuple[str, str, str, float] | None:
+    """(category, kind, memory text, confidence) of one sentence, or None."""
+    s = _FILLER.sub("", sentence.strip()).strip()
+    m = _REMEMBER_LEAD.match(s)
+    if m and not _NOT_REMEMBER.match(s):
+        inner = m.group("x").strip()
+        sub = classify(inner) if len(inner) > 3 else None
+        kind = sub[0] if sub and sub[0] in ("identity", "decision", "commitment") else "remember"
+        text = sub[2] if kind != "remember" and sub else _first_person(inner)
+        return "remember", kind, text, EXPLICIT
+    for step in _ORDER:
+        if step == "correction":
+            correction = _correction(s)
+            if correction is not None:
+                return correction
+            continue
+        found = _first(_RULES[step], s)
+        if found is not None:
+            return step, step, found, EXPLICIT
+    m = _IMPLICIT.match(s)
+    if m:
+        return "preference", "preference", _fill("{X}", m), IMPLICIT
+    return None
+
+
+def _correction(s: str) -> tuple[str, str, str, float] | None:
+    m = _STOP_DOING.match(s)
+    if m:
+        return "correction", "correction", "Do not keep " + m.group("x"), EXPLICIT
+    m = _CORRECTION_LEAD.match(s)
+    if not m or m.end() == 0:
+        return None
+    rest = s[m.end() :]
+    again = _CORRECTION_LEAD.match(rest)  # "No, I said ..."
+    if again:
+        rest = rest[again.end() :]
+    rest = _CORRECTION_TAIL.sub("", rest).strip(" ,.!")
+    rest = re.sub(r"^(?:that's wrong|it's wrong|wrong)\s*[:,]\s*", "", rest, flags=re.I)
+    words = rest.split()
+    if len(words) < 3 or _NOT_CORRECTION.match(rest):
+        return None
+    if not re.search(
+        r"\b(use|put|call|write|run|always|never|don't|do not|is|are|goes|lives|"
+        r"should|instead)\b",
+        rest,
+        re.I,
+    ):
+        return None
+    text = re.sub(r"(\w) not (\S)", r"\1, not \2", rest[:1].upper() + rest[1:])
+    confidence = EXPLICIT if _RULE_WORDS.search(rest) else SINGLE_CORRECTION
+    return "correction", "correction", text, confidence
+
+
+_FIRST_PERSON: Final = (
+    (re.compile(r"^i(?:'m| am) "), "User is "),
+    (re.compile(r"^i "), "User "),
+    (re.compile(r"^my "), "User's "),
+    (re.compile(r"^our "), "The "),
+)
+
+
+def _first_person(text: str) -> str:
+    for rx, repl in _FIRST_PERSON:
+        m = rx.match(text.lower())
+        if m:
+            return repl + text[m.end() :]
+    return text
+
+
+def tidy(text: str) -> str:
+    """One clean line: spaces folded, final punctuation and trailing fillers dropped."""
+    text = " ".join(text.split()).strip(" ,;:")
+    text = re.sub(r",?\s*(please|thanks|thank you|everyone does)[.!]*$", "", text, flags=re.I)
+    text = re.sub(r",\s*(?:so|because)\b.*$", "", text, flags=re.I)
+    text = re.sub(r"[.!?]+$", "", text).strip()
+    return text[:1].upper() + text[1:]
+
+
+# -- scope ---------------------------------------------------------------------
+
+_LOCAL: Final = re.compile(
+    r"(/home/|/Users/|[A-Z]:\\|~/|\blocalhost\b|127\.0\.0\.1|\bport \d{2,5}\b|:\d{4,5}\b|"
+    r"\bthis machine\b|\bmy (laptop|machine|workstation)\b|\bon this box\b)",
+    re.I,
+)
+_PROJECT: Final = re.compile(
+    r"\b(we|our|this (project|repo|repository|codebase)|the (project|repo|team|codebase|api|"
+    r"tests?|build|ci|branch|docs|release|deploy|staging|client|service|app))\b",
+    re.I,
+)
+
+
+def scope_of(category: str, text: str) -> str:
+    """user, project or local: machine paths and ports are local, project conventions
+    project, personal preferences and identity user."""
+    if _LOCAL.search(text):
+        return "local"
+    if category in ("identity",):
+        return "user"
+    if category in ("preference", "remember", "commitment"):
+        return "project" if _PROJECT.search(text) else "user"
+    return "project"
+
+
+# -- tool output ----------------------------------------------------------------
+
+_ERROR_LINE: Final = re.compile(
+    r"(error|exception|failed|fatal|denied|not found|cannot|could not|refused|E[A-Z]{4,})", re.I
+)
+_INSTRUCTION: Final = re.compile(
+    r"\b(remember (that|this)|ignore (all |the )?previous|you must|always (run|use|send)|"
+    r"note to the (ai|assistant)|system prompt|as an ai)\b",
+    re.I,
+)
+
+
+def instruction_like(text: str) -> bool:
+    """Text in a tool result that reads like an instruction to the agent."""
+    return bool(_INSTRUCTION.search(text))
+
+
+def _looks_failed(text: str) -> bool:
+    first = text.lstrip()[:200]
+    return bool(re.match(r"^(error|fatal|traceback|exception)\b", first, re.I))
+
+
+def error_signature(text: str) -> str | None:
+    """The first error-looking line of a failed tool result, as inert quoted text."""
+    for line in text.splitlines()[:40]:
+        line = line.strip()
+        if line and _ERROR_LINE.search(line):
+            if instruction_like(line):
+                return None
+            clean = "".join(c for c in line if c.isprintable() and c != "`")
+            return clean[:120].rstrip()
+    return None
+
+
+def _bare(command: str) -> str:
+    """A tool call without its tool name (``Bash: make all`` -> ``make all``)."""
+    name, sep, rest = command.partition(": ")
+    return (rest if sep and " " not in name else command).replace("`", "")[:100]
+
+
+def _same_command(a: str, b: str) -> bool:
+    return normalize(a) == normalize(b)
+
+
+def _extends(command: str, failed: str) -> bool:
+    """``command`` is the failing one run again with more arguments."""
+    a, b = normalize(command), normalize(failed)
+    return bool(b) and a.startswith(b + " ")

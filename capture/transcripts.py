@@ -1,0 +1,326 @@
+"""Transcript readers: Claude Code session JSONL, plain turns JSONL, the session buffer.
+
+Each reader turns a file, from a byte offset on, into ``Turn`` values and
+says where it stopped, so the next capture starts there (capturing the same
+file twice reads nothing new). Only complete lines are consumed: a last line
+still being written (no final LF) is left for the next read.
+
+Nothing in a transcript is fatal. Unknown record types, lines that are not
+JSON, invalid UTF-8 and records over ``MAX_RECORD_BYTES`` (a 10 MB tool
+output) are skipped and counted in ``Batch.skipped``.
+
+Formats (specs/WORKSPACE.md section 12):
+
+* **claude**: Claude Code's ``~/.claude/projects/<project>/<session>.jsonl``.
+  Records ``user`` and ``assistant`` carry ``message.content``, a string or
+  a list of ``text``, ``tool_use``, ``tool_result``, ``thinking`` and
+  ``image`` blocks; ``summary`` and ``system`` records; every record may
+  carry ``uuid``, ``sessionId``, ``cwd``, ``timestamp``, ``isSidechain``
+  (a subagent's conversation: its "user" is the main agent, not a person)
+  and ``isMeta`` (text Claude Code itself inserted).
+* **turns**: one ``{"role", "content", "timestamp", "session"}`` per line;
+  role ``user``, ``assistant``, ``tool`` (optionally ``"error": true``) or
+  ``system``.
+* **buffer**: seed 001 section A1's ``session-buffer.md``: bullets
+  ``- [HH:MM] role: text`` under optional ``## session <id>`` headings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+import orjson
+
+from memory_chain.chain.errors import InputError
+
+__all__ = [
+    "FORMATS",
+    "MAX_RECORD_BYTES",
+    "MAX_TEXT_CHARS",
+    "Batch",
+    "Turn",
+    "detect_format",
+    "read",
+    "read_bytes_from",
+]
+
+FORMATS: Final = ("claude", "turns", "buffer")
+#: A line longer than this is skipped unparsed ("too-large"): a huge tool output.
+MAX_RECORD_BYTES: Final = 1 << 20
+#: The part of a long text block the detector looks at.
+MAX_TEXT_CHARS: Final = 8000
+
+ROLES: Final = ("user", "assistant", "tool_use", "tool_result", "summary", "system", "note")
+
+
+class Turn(NamedTuple):
+    """One utterance of a transcript, in the order written."""
+
+    role: str  # one of ROLES
+    text: str
+    ref: str  # where it came from: "<session8>/<uuid8>", else "L<line>"
+    line: int  # 1-based line of the file
+    session: str | None = None
+    ts: str | None = None  # ISO 8601 as recorded
+    error: bool = False  # a tool result that reports a failure
+    sidechain: bool = False  # a subagent's conversation (Claude Code)
+    meta: bool = False  # text the agent runtime inserted, not a person (isMeta, commands)
+    cwd: str | None = None
+
+
+@dataclass(slots=True)
+class Batch:
+    """What one read produced: the turns, where it stopped, what it skipped."""
+
+    format: str
+    turns: list[Turn] = field(default_factory=list)
+    start: int = 0  # byte offset read from
+    end: int = 0  # byte offset after the last complete line
+    lines: int = 0  # complete lines consumed
+    skipped: Counter[str] = field(default_factory=Counter)
+    partial: bool = False  # a last line without LF was left for next time
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "turns": len(self.turns),
+            "start": self.start,
+            "end": self.end,
+            "lines": self.lines,
+            "skipped": dict(sorted(self.skipped.items())),
+            "partial": self.partial,
+        }
+
+
+def read_bytes_from(path: Path, offset: int, limit: int = -1) -> bytes:
+    """The bytes of ``path`` from ``offset`` on (a clear error if it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read(limit)
+    except FileNotFoundError:
+        raise InputError(f"no such transcript: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"the transcript is a directory: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the transcript {path}: {exc.strerror}") from None
+
+
+def detect_format(path: Path, head: bytes) -> str:
+    """``buffer`` for markdown, else ``claude`` or ``turns`` from the first JSON record."""
+    if path.suffix.lower() in (".md", ".markdown"):
+        return "buffer"
+    for raw in head.split(b"\n")[:50]:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            if "role" in obj and "type" not in obj:
+                return "turns"
+            if "type" in obj:
+                return "claude"
+    return "claude"
+
+
+def read(path: Path, offset: int = 0, *, fmt: str = "auto", first_line: int = 1) -> Batch:
+    """Read ``path`` from byte ``offset`` (which starts line ``first_line``)."""
+    if fmt not in ("auto", *FORMATS):
+        raise InputError(f"unknown transcript format {fmt!r}", hint="auto, " + ", ".join(FORMATS))
+    data = read_bytes_from(path, offset)
+    if fmt == "auto":
+        head = data[:65536] if offset == 0 else read_bytes_from(path, 0, 65536)
+        fmt = detect_format(path, head)
+    batch = Batch(format=fmt, start=offset, end=offset)
+    complete = data.rfind(b"\n") + 1
+    batch.partial = complete < len(data)
+    body = data[:complete]
+    batch.end = offset + complete
+    if fmt == "buffer":
+        _read_buffer(body, batch, first_line)
+    else:
+        parse = _claude_record if fmt == "claude" else _turns_record
+        for number, raw in enumerate(body.splitlines(), first_line):
+            batch.lines += 1
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_RECORD_BYTES:
+                batch.skipped["too-large"] += 1
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                batch.skipped[_why_not_json(raw)] += 1
+                continue
+            if not isinstance(obj, dict):
+                batch.skipped["not-an-object"] += 1
+                continue
+            parse(obj, number, batch)
+    if batch.partial:
+        batch.skipped["partial-line"] += 1
+    return batch
+
+
+def _why_not_json(raw: bytes) -> str:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid-utf8"
+    return "invalid-json"
+
+
+def _short(value: object) -> str:
+    return value[:8] if isinstance(value, str) else ""
+
+
+def _ref(session: object, uuid: object, line: int) -> str:
+    s, u = _short(session), _short(uuid)
+    return f"{s}/{u}" if s and u else f"L{line}"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS]
+
+
+def _block_text(content: object) -> str:
+    """The text of a tool_result's content: a string or a list of text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "\n".join(parts)
+    return ""
+
+
+#: User text Claude Code writes itself: slash-command echoes, their output, caveats.
+_RUNTIME_TEXT = re.compile(
+    r"^\s*<(command-name|command-message|command-args|local-command-stdout|"
+    r"local-command-stderr|system-reminder|user-prompt-submit-hook)>"
+)
+
+
+def _claude_record(obj: dict[str, Any], line: int, batch: Batch) -> None:
+    kind = obj.get("type")
+    session = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else None
+    ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
+    ref = _ref(session, obj.get("uuid"), line)
+    side = obj.get("isSidechain") is True
+    meta = obj.get("isMeta") is True
+
+    def add(role: str, text: str, *, error: bool = False, runtime: bool = meta) -> None:
+        batch.turns.append(
+            Turn(role, _clip(text), ref, line, session, ts, error, side, runtime, cwd)
+        )
+
+    if kind == "summary":
+        if isinstance(obj.get("summary"), str):
+            add("summary", obj["summary"])
+        else:
+            batch.skipped["malformed"] += 1
+        return
+    if kind == "system":
+        content = obj.get("content")
+        add("system", content if isinstance(content, str) else "", runtime=True)
+        return
+    if kind not in ("user", "assistant"):
+        batch.skipped[f"type:{kind}" if isinstance(kind, str) else "no-type"] += 1
+        return
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        batch.skipped["malformed"] += 1
+        return
+    content = message.get("content")
+    if isinstance(content, str):
+        add(kind, content, runtime=meta or bool(_RUNTIME_TEXT.match(content)))
+        return
+    if not isinstance(content, list):
+        batch.skipped["malformed"] += 1
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            batch.skipped["malformed"] += 1
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            add(kind, text, runtime=meta or bool(_RUNTIME_TEXT.match(text)))
+        elif btype == "tool_use":
+            add("tool_use", _tool_input(block))
+        elif btype == "tool_result":
+            add(
+                "tool_result",
+                _block_text(block.get("content")),
+                error=block.get("is_error") is True,
+            )
+        elif btype in ("thinking", "redacted_thinking", "image", "document"):
+            batch.skipped[f"block:{btype}"] += 1
+        else:
+            batch.skipped[f"block:{btype}" if isinstance(btype, str) else "malformed"] += 1
+
+
+def _tool_input(block: dict[str, Any]) -> str:
+    """A tool call as one line: ``Bash: pnpm test``, else the name and its input as JSON."""
+    name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+    data = block.get("input")
+    if isinstance(data, dict) and isinstance(data.get("command"), str):
+        return f"{name}: {data['command']}"
+    try:
+        return f"{name}: {orjson.dumps(data).decode()}"
+    except TypeError:
+        return str(name)
+
+
+_TURN_ROLES: Final = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
+
+
+def _turns_record(obj: dict[str, Any], line: int, batch: Batch) -> None:
+    role, content = obj.get("role"), obj.get("content")
+    if role == "system":
+        batch.skipped["role:system"] += 1
+        return
+    if role not in _TURN_ROLES or not isinstance(content, str):
+        batch.skipped["malformed"] += 1
+        return
+    session = obj.get("session") if isinstance(obj.get("session"), str) else None
+    ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+    ref = _ref(session, obj.get("id"), line)
+    batch.turns.append(
+        Turn(_TURN_ROLES[role], _clip(content), ref, line, session, ts, obj.get("error") is True)
+    )
+
+
+_BUFFER_ENTRY = re.compile(
+    r"^[-*+][ \t]+(?:\[?\d{1,2}:\d{2}\]?[ \t]+)?"
+    r"(?:(?P<role>user|assistant|tool|note):[ \t]*)?(?P<text>.+?)\s*$"
+)
+_BUFFER_SESSION = re.compile(r"^##[ \t]+session[ \t]+(\S+)", re.IGNORECASE)
+
+
+def _read_buffer(body: bytes, batch: Batch, first_line: int) -> None:
+    session: str | None = None
+    roles = {"user": "user", "assistant": "assistant", "tool": "tool_result", "note": "note"}
+    for number, raw in enumerate(body.splitlines(), first_line):
+        batch.lines += 1
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            batch.skipped["invalid-utf8"] += 1
+            continue
+        head = _BUFFER_SESSION.match(text)
+        if head:
+            session = head.group(1)
+            continue
+        m = _BUFFER_ENTRY.match(text)
+        if not m:
+            continue
+        role = roles[m.group("role") or "note"]
+        batch.turns.append(Turn(role, _clip(m.group("text")), f"L{number}", number, session))

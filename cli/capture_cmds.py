@@ -1,0 +1,232 @@
+"""capture and curate: automatic memory from agent transcripts (memory_chain.capture)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
+from .workspace_cmds import open_workspace, workspace_options
+
+FORMATS = ("auto", "claude", "turns", "buffer")
+
+
+def _chain() -> Any:
+    from memory_chain.capture.chaindoor import ChainDoor
+
+    from .common import passphrase_source
+
+    return ChainDoor.open(data_dir(), passphrase=passphrase_source)
+
+
+def _hook_payload() -> dict[str, Any]:
+    """A Claude Code hook's stdin JSON (transcript_path, cwd, hook_event_name, ...)."""
+    import orjson
+
+    from memory_chain.chain.errors import InputError
+
+    raw = sys.stdin.buffer.read()
+    try:
+        payload = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"the hook input on stdin is not JSON ({exc})") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("transcript_path"), str):
+        raise InputError("the hook input has no transcript_path")
+    return payload
+
+
+def _print_capture(report: Any) -> None:
+    r = report.read
+    if report.unchanged:
+        click.echo(f"nothing new in {report.transcript} (read up to byte {r['end']})")
+        return
+    skipped = ", ".join(f"{n} {k}" for k, n in r.get("skipped", {}).items())
+    click.echo(
+        f"read {r['lines']} lines of {report.transcript} from byte {r['start']}"
+        + (f" (skipped: {skipped})" if skipped else "")
+    )
+    verb = "would write" if report.dry_run else "wrote"
+    rows = [("+", d) for d in report.captured] + [("?", d) for d in report.candidates]
+    click.echo(
+        f"{verb} {len(report.captured)} captured, {len(report.candidates)} candidates "
+        f"to the {report.daily_scope} daily file"
+    )
+    for mark, d in rows:
+        click.echo(f"  {mark} [{d['category']} {d['confidence']:.2f} {d['scope']}] {d['text']}")
+    for d in report.known:
+        click.echo(f"  = [{d['category']}] {d['text']} ({d['why']})")
+    for o in report.remembered:
+        click.echo(f"remembered: {o['text']} -> {o['scope']} MEMORY.md ({o['action']})")
+    for d in report.committed:
+        click.echo(f"committed: seq {d['seq']} {d['kind']}: {d['text']}")
+    if report.compaction:
+        click.echo(f"compaction record: {report.compaction}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--transcript",
+    "-t",
+    metavar="FILE",
+    help="A Claude Code session JSONL, a turns JSONL or a session-buffer.md.",
+)
+@click.option(
+    "--hook",
+    is_flag=True,
+    help="Read a Claude Code hook's JSON on stdin (transcript_path, cwd, hook_event_name). "
+    "PreCompact flushes. Never fails the agent: an error is one line on stderr, exit 0.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.6,
+    show_default=True,
+    help="Store from this confidence; from 0.3 a detection is kept as a candidate.",
+)
+@click.option(
+    "--flush",
+    is_flag=True,
+    help="Pre-compaction flush: also write a compaction record of what was captured.",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+@workspace_options
+@dir_option
+@json_option
+def capture(
+    transcript: str | None,
+    hook: bool,
+    fmt: str,
+    threshold: float,
+    flush: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Capture what is worth remembering from an agent transcript into today's daily file.
+
+    Reads the transcript from where the last capture of it stopped (twice
+    adds nothing), detects preferences, corrections, conventions, tool
+    usage, decisions, commitments, identity, error-fix pairs and explicit
+    "remember this" requests (rules; see specs/WORKSPACE.md section 12),
+    drops what MEMORY.md, the chain or a recent daily file already holds,
+    and appends the rest to memory/YYYY-MM-DD.md (the local scope's when in
+    a project). A "remember this" goes at once to MEMORY.md, and identity,
+    decisions and commitments among them to the chain. Tool results and web
+    pages never become memories.
+
+    \b
+    Example:
+        memory-chain capture --transcript ~/.claude/projects/-home-me-app/0e26ec2f.jsonl
+        memory-chain capture --hook < payload.json    # from a Claude Code hook
+    """
+    if hook:
+        try:
+            _capture_hook(fmt, threshold, dry_run, as_json)
+        except Exception as exc:  # a hook never breaks the agent
+            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            click.echo(f"memory-chain capture: {message} (ignored)", err=True)
+        return
+    if not transcript:
+        from memory_chain.chain.errors import InputError
+
+        raise InputError(
+            "name a transcript", hint="--transcript FILE, or --hook with JSON on stdin"
+        )
+    from memory_chain.capture.capture import capture as run
+
+    report = run(
+        open_workspace(),
+        Path(transcript),
+        fmt=fmt,
+        chain=_chain(),
+        threshold=threshold,
+        flush="manual" if flush else None,
+        dry_run=dry_run,
+    )
+    if as_json:
+        emit_json(report.as_dict())
+    else:
+        _print_capture(report)
+
+
+def _capture_hook(fmt: str, threshold: float, dry_run: bool, as_json: bool) -> None:
+    from memory_chain.capture.capture import capture as run
+
+    payload = _hook_payload()
+    cwd = payload.get("cwd")
+    here = Path(cwd) if isinstance(cwd, str) and Path(cwd).is_dir() else None
+    event = payload.get("hook_event_name")
+    trigger = payload.get("trigger") if isinstance(payload.get("trigger"), str) else "auto"
+    report = run(
+        open_workspace(cwd=here),
+        Path(payload["transcript_path"]),
+        fmt=fmt,
+        chain=_chain(),
+        threshold=threshold,
+        flush=trigger if event == "PreCompact" else None,
+        dry_run=dry_run,
+    )
+    if as_json:
+        emit_json(report.as_dict())
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--days",
+    type=click.IntRange(1, 3650),
+    default=7,
+    show_default=True,
+    help="Daily files to read.",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.6,
+    show_default=True,
+    help="Promote captured lines from this confidence.",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would be curated; write nothing.")
+@workspace_options
+@dir_option
+@json_option
+def curate(days: int, threshold: float, dry_run: bool, as_json: bool) -> None:
+    """Curate recent daily files into MEMORY.md and commit what matters to the chain.
+
+    Promotes captured lines (and candidates seen twice) into their scope's
+    MEMORY.md sections; a contradicted automatic entry is superseded, a
+    person's entry always wins. Identity, decisions, commitments and
+    lessons are committed to the chain (source curation, with the daily
+    line they came from). MEMORY.md over its cap is consolidated; daily
+    files older than 30 days move to memory/archive/. A second run right
+    after changes nothing.
+
+    \b
+    Example:
+        memory-chain curate --dry-run
+        memory-chain curate --days 30 --json
+    """
+    from memory_chain.capture.curate import curate as run
+
+    report = run(open_workspace(), chain=_chain(), days=days, threshold=threshold, dry_run=dry_run)
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    verb = "would curate" if dry_run else "curated"
+    click.echo(f"{verb} {len(report.curated)} from the last {days} days of daily files")
+    for d in report.curated:
+        click.echo(f"  + [{d['kind']} -> {d['scope']} {d['section']}] {d['text']}  ({d['from']})")
+    for d in report.superseded:
+        click.echo(f"  superseded an automatic entry with: {d['text']}")
+    for d in report.kept:
+        click.echo(f"  = {d['text']} ({d['why']})")
+    for d in report.committed:
+        seq = "" if d["seq"] is None else f"seq {d['seq']} "
+        click.echo(f"{'would commit' if dry_run else 'committed'}: {seq}{d['type']}: {d['text']}")
+    for r in report.consolidated:
+        click.echo(f"consolidated {r['path']}: {r['lines_before']} -> {r['lines_after']} lines")
+    for a in report.archived:
+        state = "archived" if a.get("moved") or dry_run else f"not archived ({a.get('why')})"
+        click.echo(f"{state}: {a['from']} -> {a['to']}")
