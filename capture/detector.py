@@ -197,9 +197,7 @@ class Detector:
         return []
 
 
-def detect(
-    turns: Iterable[Turn], *, earlier: Sequence[tuple[str, str]] = ()
-) -> list[Detection]:
+def detect(turns: Iterable[Turn], *, earlier: Sequence[tuple[str, str]] = ()) -> list[Detection]:
     """The detections of ``turns`` (one session, in order)."""
     return Detector(earlier=list(earlier)).run(turns)
 
