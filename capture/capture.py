@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from memory_chain.chain.errors import InputError
-from memory_chain.workspace.dedup import same
+from memory_chain.workspace.dedup import Merger
 from memory_chain.workspace.files import edit
 from memory_chain.workspace.markdown import Document, Meta, entry_lines
-from memory_chain.workspace.ops import check_text, remember
+from memory_chain.workspace.ops import NewMemory, check_text, merge_in
 from memory_chain.workspace.scopes import Scope, Workspace
 
 from . import state as pointers
@@ -169,13 +169,19 @@ def capture(
         raise InputError(f"no such transcript: {transcript}") from None
     except OSError as exc:
         raise InputError(f"cannot read the transcript {transcript}: {exc.strerror}") from None
+    if flush is None and pointers.unchanged(user, transcript) is not None:
+        report.unchanged = True
+        report.read = {"start": size, "end": size, "lines": 0}
+        return report
     entry = pointers.load(user)["transcripts"].get(str(transcript))
     offset, first_line, known_fmt = _start(transcript, entry, size)
-    if offset == size and flush is None:
-        report.unchanged = True
-        report.read = {"start": offset, "end": offset, "lines": 0}
-        return report
-    batch = read(transcript, offset, fmt=known_fmt if fmt == "auto" else fmt, first_line=first_line)
+    batch = read(
+        transcript,
+        offset,
+        fmt=known_fmt if fmt == "auto" else fmt,
+        first_line=first_line,
+        lean=True,
+    )
     report.read = batch.as_dict()
 
     recent_days = [now.date() - timedelta(days=n) for n in range(RECENT_DAYS)]
@@ -216,14 +222,14 @@ def _plan(
 ) -> _Plan:
     """Sort detections into remember-now, daily Captured, Candidates and already known."""
     plan = _Plan()
-    memory_texts = [
-        e.text
-        for s in workspace.in_order()
-        if s.memory_md.is_file()
-        for e in Document.parse(s.memory_md.read_bytes()).entries()
-    ]
-    seen_captured = [i.text for i in recent if i.entry.section.casefold() == CAPTURED.casefold()]
-    seen_candidates = [i.text for i in recent if i.entry.section.casefold() != CAPTURED.casefold()]
+    known = Merger([])  # what is already kept, by group: memory, captured, candidate
+    for s in workspace.in_order():
+        if s.memory_md.is_file():
+            for e in Document.parse(s.memory_md.read_bytes()).entries():
+                known.add(e.text, "memory")
+    for i in recent:
+        captured = i.entry.section.casefold() == CAPTURED.casefold()
+        known.add(i.text, "captured" if captured else "candidate")
     for d in detections:
         if d.confidence < CANDIDATE_FROM:
             continue
@@ -232,30 +238,31 @@ def _plan(
         except InputError as exc:
             report.known.append(_info(d, why=f"refused: {exc.message}"))
             continue
+        groups = {g for rel, _t, g in known.relations(d.text) if rel == "same"}
         if d.confidence < threshold:
-            if any(same(d.text, t) for t in (*seen_candidates, *seen_captured, *memory_texts)):
+            if groups:
                 report.known.append(_info(d, why="candidate already noted"))
                 continue
-            seen_candidates.append(d.text)
+            known.add(d.text, "candidate")
             plan.daily.append((d, CANDIDATES))
             report.candidates.append(_info(d))
             continue
         why = None
-        if any(same(d.text, t) for t in memory_texts):
+        if "memory" in groups:
             why = "in MEMORY.md"
         elif chain is not None and chain.find(d.text) is not None:
             why = "in the chain"
-        elif any(same(d.text, t) for t in seen_captured):
+        elif "captured" in groups:
             why = "in a daily file"
         if why is not None:
             report.known.append(_info(d, why=why))
             continue
-        seen_captured.append(d.text)
+        known.add(d.text, "captured")
         plan.daily.append((d, CAPTURED))
         report.captured.append(_info(d))
         if d.category == "remember":
             plan.remember.append(d)
-            memory_texts.append(d.text)
+            known.add(d.text, "memory")
     return plan
 
 
@@ -283,18 +290,25 @@ def _write(
             seq = chain.commit(d.text, type_=CHAIN_TYPES[d.kind], source="manual", meta=meta)
             seqs[d.text] = seq
             report.committed.append(_info(d, seq=seq))
-    # 2. "remember this": MEMORY.md at once.
+    # 2. "remember this": MEMORY.md at once, one write per scope (a contradicted
+    #    automatic entry is superseded; one a person wrote is kept).
+    by_scope: dict[str, list[Detection]] = {}
     for d in plan.remember:
-        outcome = remember(
-            target(workspace, d.scope),
-            d.text,
-            section=d.section,
-            source="manual",
-            confidence=d.confidence,
-            seq=seqs.get(d.text),
-            today=now.date(),
-        )
-        report.remembered.append(outcome.as_dict())
+        by_scope.setdefault(target(workspace, d.scope).name, []).append(d)
+    for name, ds in by_scope.items():
+        new = [
+            NewMemory(
+                d.text,
+                section=d.section,
+                source="manual",
+                confidence=d.confidence,
+                seq=seqs.get(d.text),
+                why=f"the user asked to remember otherwise ({d.ref})",
+            )
+            for d in ds
+        ]
+        for outcome in merge_in(workspace.scopes[name], new, today=now.date()):
+            report.remembered.append(outcome.as_dict())
     # 3. the daily file(s): one write per day.
     by_day: dict[date, list[tuple[Detection, str, datetime]]] = {}
     for d, section in plan.daily:
@@ -318,12 +332,15 @@ def _append_daily(
     def change(current: bytes | None) -> bytes:
         doc = parse_or_new(current, day)
         present = {e.text for e in doc.entries()}
+        new: dict[str, list[str]] = {}
         for d, section, when in rows:
             if f"{when.strftime('%H:%M')} {d.text}" in present:
                 continue  # a concurrent capture of the same transcript wrote it
             src = "manual" if d.category == "remember" else "auto"
             meta = detection_meta(d, source=src, seq=seqs.get(d.text))
-            doc = doc.append_to_section(section, detection_lines(d, when, meta, doc.newline))
+            new.setdefault(section, []).extend(detection_lines(d, when, meta, doc.newline))
+        for section, lines in new.items():
+            doc = doc.append_to_section(section, lines)
         if compaction is not None:
             meta = Meta().with_(src="auto", cat="compaction")
             text = f"{now.strftime('%H:%M')} {compaction}"

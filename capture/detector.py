@@ -15,9 +15,11 @@ pair 0.7, an implicit preference 0.5, a single correction 0.4. At most
 
 What is *not* a user statement: the assistant's words (what it proposed),
 tool results and fetched pages (untrusted: they never become a memory;
-instruction-like text in them is counted), text the agent runtime inserted,
+instruction-like text in a failed one, whose error line could be kept, is
+counted), text the agent runtime inserted,
 a subagent's conversation, fenced code and quoted lines. A turn that holds
-a secret is skipped whole: the secret filter runs first.
+a secret yields nothing, whatever else it says: the secret filter decides
+before anything is kept.
 """
 
 from __future__ import annotations
@@ -127,9 +129,6 @@ class Detector:
             if turn.role == "assistant":
                 self.counts["assistant"] += 1
             return []
-        if scan_secrets(turn.text):
-            self.counts["secret"] += 1
-            return []
         found: list[Detection] = []
         for sentence in sentences(turn.text):
             d = self._sentence(sentence, turn)
@@ -137,6 +136,12 @@ class Detector:
                 found.append(d)
             if len(found) == MAX_PER_TURN:
                 break
+        # The secret filter: a turn that holds a secret yields nothing at all (it
+        # is scanned only when a rule fired: the answer is the same, and cheaper).
+        if found and scan_secrets(turn.text):
+            self.counts["secret"] += 1
+            self._seen = [seen for seen in self._seen if seen[1] != turn.ref]
+            return []
         if self._error is not None and found:
             self._guidance = found[0].text
         return found
@@ -166,9 +171,9 @@ class Detector:
 
     def _tool_result(self, turn: Turn) -> list[Detection]:
         command, self._command = self._command, None
-        if instruction_like(turn.text):
-            self.counts["untrusted-instruction"] += 1
         if turn.error or _looks_failed(turn.text):
+            if instruction_like(turn.text):
+                self.counts["untrusted-instruction"] += 1
             sig = error_signature(turn.text)
             if self._error is None or command != self._error[0]:
                 self._error = (command or "", sig) if sig else None
@@ -607,13 +612,20 @@ _INSTRUCTION: Final = re.compile(
 )
 
 
+#: Words one of which every _INSTRUCTION match holds (a cheap test before the regex).
+_INSTRUCTION_WORDS: Final = ("remember", "ignore", "must", "always", "note to", "prompt", "as an")
+
+
 def instruction_like(text: str) -> bool:
     """Text in a tool result that reads like an instruction to the agent."""
-    return bool(_INSTRUCTION.search(text))
+    folded = text.lower()
+    if not any(w in folded for w in _INSTRUCTION_WORDS):
+        return False
+    return bool(_INSTRUCTION.search(folded))
 
 
 def _looks_failed(text: str) -> bool:
-    first = text.lstrip()[:200]
+    first = text[:400].lstrip()[:200]
     return bool(re.match(r"^(error|fatal|traceback|exception)\b", first, re.I))
 
 

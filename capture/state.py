@@ -10,18 +10,20 @@ entry a person removed from MEMORY.md could come back).
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections.abc import Callable
-from contextlib import suppress
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from memory_chain.workspace.files import locked, read_bytes, write_atomic
-from memory_chain.workspace.scopes import Scope
+if TYPE_CHECKING:
+    from memory_chain.workspace.scopes import Scope
 
-__all__ = ["STATE_NAME", "fingerprint", "load", "update"]
+# Light on purpose: `unchanged` is all a capture of a transcript with nothing
+# new needs, so this module imports no more than orjson (the workspace's
+# writer is imported by `update`).
+__all__ = ["STATE_NAME", "fingerprint", "load", "unchanged", "update"]
 
 STATE_NAME: Final = ".memory-chain-capture.json"
 VERSION: Final = 1
@@ -39,20 +41,39 @@ def _empty() -> dict[str, Any]:
 
 def load(user: Scope) -> dict[str, Any]:
     """The state (an empty one if the file is missing or unreadable)."""
-    data = read_bytes(_path(user))
-    if not data:
+    try:
+        obj = orjson.loads(_path(user).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
         return _empty()
-    with suppress(orjson.JSONDecodeError):
-        obj = orjson.loads(data)
-        if isinstance(obj, dict) and obj.get("version") == VERSION:
-            obj.setdefault("transcripts", {})
-            obj.setdefault("curated", {})
-            return obj
-    return _empty()
+    if not isinstance(obj, dict) or obj.get("version") != VERSION:
+        return _empty()
+    obj.setdefault("transcripts", {})
+    obj.setdefault("curated", {})
+    return obj
+
+
+def unchanged(user: Scope, transcript: Path) -> int | None:
+    """The saved offset when ``transcript`` has nothing new since the last capture, else None.
+
+    Nothing new: its size is the saved offset and its first bytes are the same file's.
+    """
+    entry = load(user)["transcripts"].get(str(transcript))
+    if not entry:
+        return None
+    try:
+        size = transcript.stat().st_size
+    except OSError:
+        return None
+    offset = entry.get("offset")
+    if offset != size or fingerprint(transcript, size) != entry.get("head"):
+        return None
+    return size
 
 
 def update(user: Scope, change: Callable[[dict[str, Any]], None]) -> None:
     """Apply ``change`` to the current state under the user root's lock and save it."""
+    from memory_chain.workspace.files import locked, write_atomic
+
     user.prepare()
     with locked(user.root):
         state = load(user)
@@ -61,10 +82,11 @@ def update(user: Scope, change: Callable[[dict[str, Any]], None]) -> None:
 
 
 def fingerprint(path: Path, upto: int) -> str:
-    """A hash of a transcript's first bytes (at most HEAD_BYTES, and not past ``upto``)."""
+    """The length and CRC-32 of a transcript's first bytes (at most HEAD_BYTES, not past
+    ``upto``): enough to tell a replaced file from a grown one (not a security check)."""
     try:
         with open(path, "rb") as f:
             head = f.read(min(HEAD_BYTES, upto))
     except OSError:
         return ""
-    return hashlib.blake2b(head, digest_size=16).hexdigest()
+    return f"{len(head)}:{zlib.crc32(head):08x}"

@@ -40,6 +40,7 @@ from memory_chain.chain.errors import InputError
 __all__ = [
     "FORMATS",
     "MAX_RECORD_BYTES",
+    "MAX_RESULT_CHARS",
     "MAX_TEXT_CHARS",
     "Batch",
     "Turn",
@@ -53,6 +54,8 @@ FORMATS: Final = ("claude", "turns", "buffer")
 MAX_RECORD_BYTES: Final = 1 << 20
 #: The part of a long text block the detector looks at.
 MAX_TEXT_CHARS: Final = 8000
+#: The part of a tool result it looks at (its error line is near the top).
+MAX_RESULT_CHARS: Final = 2000
 
 ROLES: Final = ("user", "assistant", "tool_use", "tool_result", "summary", "system", "note")
 
@@ -127,8 +130,17 @@ def detect_format(path: Path, head: bytes) -> str:
     return "claude"
 
 
-def read(path: Path, offset: int = 0, *, fmt: str = "auto", first_line: int = 1) -> Batch:
-    """Read ``path`` from byte ``offset`` (which starts line ``first_line``)."""
+def read(
+    path: Path, offset: int = 0, *, fmt: str = "auto", first_line: int = 1, lean: bool = False
+) -> Batch:
+    """Read ``path`` from byte ``offset`` (which starts line ``first_line``).
+
+    ``lean`` (what capture uses): a Claude Code line that holds neither
+    ``"user"`` nor ``tool_use`` cannot be a user turn, a tool call or a tool
+    result (assistant text, thinking, snapshots, summaries), so it is
+    counted as ``not-needed`` without being parsed. A JSON string cannot
+    hold ``"user"`` unescaped, so no user record is skipped this way.
+    """
     if fmt not in ("auto", *FORMATS):
         raise InputError(f"unknown transcript format {fmt!r}", hint="auto, " + ", ".join(FORMATS))
     data = read_bytes_from(path, offset)
@@ -146,10 +158,13 @@ def read(path: Path, offset: int = 0, *, fmt: str = "auto", first_line: int = 1)
         parse = _claude_record if fmt == "claude" else _turns_record
         for number, raw in enumerate(body.splitlines(), first_line):
             batch.lines += 1
-            if not raw.strip():
+            if not raw or (raw[0] in b" \t\r" and not raw.strip()):  # no copy of long lines
                 continue
             if len(raw) > MAX_RECORD_BYTES:
                 batch.skipped["too-large"] += 1
+                continue
+            if lean and b'"user"' not in raw and b"tool_use" not in raw:
+                batch.skipped["not-needed"] += 1
                 continue
             try:
                 obj = orjson.loads(raw)
@@ -207,64 +222,54 @@ _RUNTIME_TEXT = re.compile(
 )
 
 
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _claude_record(obj: dict[str, Any], line: int, batch: Batch) -> None:
     kind = obj.get("type")
-    session = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else None
-    ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
-    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
-    ref = _ref(session, obj.get("uuid"), line)
-    side = obj.get("isSidechain") is True
-    meta = obj.get("isMeta") is True
-
-    def add(role: str, text: str, *, error: bool = False, runtime: bool = meta) -> None:
-        batch.turns.append(
-            Turn(role, _clip(text), ref, line, session, ts, error, side, runtime, cwd)
-        )
-
-    if kind == "summary":
-        if isinstance(obj.get("summary"), str):
-            add("summary", obj["summary"])
-        else:
+    if kind == "user" or kind == "assistant":
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, (str, list)):
             batch.skipped["malformed"] += 1
-        return
-    if kind == "system":
-        content = obj.get("content")
-        add("system", content if isinstance(content, str) else "", runtime=True)
-        return
-    if kind not in ("user", "assistant"):
+            return
+    elif kind == "summary":
+        content = _str(obj.get("summary"))
+        if content is None:
+            batch.skipped["malformed"] += 1
+            return
+    elif kind == "system":
+        content = _str(obj.get("content")) or ""
+    else:
         batch.skipped[f"type:{kind}" if isinstance(kind, str) else "no-type"] += 1
         return
-    message = obj.get("message")
-    if not isinstance(message, dict):
-        batch.skipped["malformed"] += 1
-        return
-    content = message.get("content")
+    session, ts, cwd = _str(obj.get("sessionId")), _str(obj.get("timestamp")), _str(obj.get("cwd"))
+    ref = _ref(session, obj.get("uuid"), line)
+    side = obj.get("isSidechain") is True
+    meta = obj.get("isMeta") is True or kind == "system"
+    turns = batch.turns
     if isinstance(content, str):
-        add(kind, content, runtime=meta or bool(_RUNTIME_TEXT.match(content)))
-        return
-    if not isinstance(content, list):
-        batch.skipped["malformed"] += 1
+        runtime = meta or (kind == "user" and bool(_RUNTIME_TEXT.match(content)))
+        turns.append(Turn(kind, _clip(content), ref, line, session, ts, False, side, runtime, cwd))
         return
     for block in content:
-        if not isinstance(block, dict):
-            batch.skipped["malformed"] += 1
-            continue
-        btype = block.get("type")
-        if btype == "text" and isinstance(block.get("text"), str):
+        btype = block.get("type") if isinstance(block, dict) else None
+        if btype == "tool_result":
+            text = _block_text(block.get("content"))[:MAX_RESULT_CHARS]
+            error = block.get("is_error") is True
+            turns.append(Turn("tool_result", text, ref, line, session, ts, error, side, meta, cwd))
+        elif btype == "text" and isinstance(block.get("text"), str):
             text = block["text"]
-            add(kind, text, runtime=meta or bool(_RUNTIME_TEXT.match(text)))
+            runtime = meta or bool(_RUNTIME_TEXT.match(text))
+            turns.append(Turn(kind, _clip(text), ref, line, session, ts, False, side, runtime, cwd))
         elif btype == "tool_use":
-            add("tool_use", _tool_input(block))
-        elif btype == "tool_result":
-            add(
-                "tool_result",
-                _block_text(block.get("content")),
-                error=block.get("is_error") is True,
-            )
-        elif btype in ("thinking", "redacted_thinking", "image", "document"):
+            text = _tool_input(block)
+            turns.append(Turn("tool_use", text, ref, line, session, ts, False, side, meta, cwd))
+        elif isinstance(btype, str):
             batch.skipped[f"block:{btype}"] += 1
         else:
-            batch.skipped[f"block:{btype}" if isinstance(btype, str) else "malformed"] += 1
+            batch.skipped["malformed"] += 1
 
 
 def _tool_input(block: dict[str, Any]) -> str:

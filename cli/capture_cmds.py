@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
-from .workspace_cmds import open_workspace, workspace_options
+from .common import (
+    CONTEXT_SETTINGS,
+    data_dir,
+    dir_option,
+    emit_json,
+    json_option,
+    open_workspace,
+    workspace_options,
+)
 
 FORMATS = ("auto", "claude", "turns", "buffer")
 
@@ -135,11 +143,15 @@ def capture(
         raise InputError(
             "name a transcript", hint="--transcript FILE, or --hook with JSON on stdin"
         )
+    workspace = open_workspace()
+    path = Path(os.path.expanduser(transcript)).absolute()
+    if not flush and not dry_run and _nothing_new(workspace, path, as_json):
+        return
     from memory_chain.capture.capture import capture as run
 
     report = run(
-        open_workspace(),
-        Path(transcript),
+        workspace,
+        path,
         fmt=fmt,
         chain=_chain(),
         threshold=threshold,
@@ -150,6 +162,20 @@ def capture(
         emit_json(report.as_dict())
     else:
         _print_capture(report)
+
+
+def _nothing_new(workspace: Any, path: Path, as_json: bool) -> bool:
+    """The fast path (no detector, no chain): the transcript has not grown since last time."""
+    from memory_chain.capture.state import unchanged
+
+    end = unchanged(workspace.scopes["user"], path)
+    if end is None:
+        return False
+    if as_json:
+        emit_json({"transcript": str(path), "unchanged": True, "read": {"start": end, "end": end}})
+    else:
+        click.echo(f"nothing new in {path} (read up to byte {end})")
+    return True
 
 
 def _capture_hook(fmt: str, threshold: float, dry_run: bool, as_json: bool) -> None:

@@ -12,9 +12,17 @@ from typing import Any
 
 import click
 
-from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option, open_ledger
+from .common import (
+    CONTEXT_SETTINGS,
+    data_dir,
+    dir_option,
+    emit_json,
+    json_option,
+    open_ledger,
+    open_workspace,
+    workspace_options,
+)
 from .ledger_cmds import TIERS, TYPES
-from .workspace_cmds import open_workspace, workspace_options
 
 
 def _open_index() -> Any:

@@ -8,6 +8,7 @@ modules are imported inside commands, so `--help` stays fast.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -15,19 +16,58 @@ from typing import Any
 
 import click
 
-from .anchor_cmds import anchor
-from .archive_cmds import export, import_
-from .capture_cmds import capture, curate
 from .common import CONTEXT_SETTINGS, dir_option
-from .index_cmds import context, gc, reindex, restore, search
-from .keys_cmd import keys
-from .ledger_cmds import add, init, log, redact, show, stats
-from .proof_cmds import checkpoint, consistency, prove, verify_proof
-from .verify_cmd import verify
-from .workspace_cmds import files, remember, ws
+
+#: Each command and where it lives: a command's module is imported only when
+#: that command runs (or --help lists them all), so a hook's `capture` does
+#: not pay for the import of every other command.
+COMMANDS: dict[str, str] = {
+    "init": "ledger_cmds:init",
+    "add": "ledger_cmds:add",
+    "show": "ledger_cmds:show",
+    "log": "ledger_cmds:log",
+    "verify": "verify_cmd:verify",
+    "stats": "ledger_cmds:stats",
+    "redact": "ledger_cmds:redact",
+    "keys": "keys_cmd:keys",
+    "checkpoint": "proof_cmds:checkpoint",
+    "prove": "proof_cmds:prove",
+    "verify-proof": "proof_cmds:verify_proof",
+    "consistency": "proof_cmds:consistency",
+    "export": "archive_cmds:export",
+    "import": "archive_cmds:import_",
+    "anchor": "anchor_cmds:anchor",
+    "search": "index_cmds:search",
+    "context": "index_cmds:context",
+    "reindex": "index_cmds:reindex",
+    "gc": "index_cmds:gc",
+    "restore": "index_cmds:restore",
+    "ws": "workspace_cmds:ws",
+    "remember": "workspace_cmds:remember",
+    "files": "workspace_cmds:files",
+    "capture": "capture_cmds:capture",
+    "curate": "capture_cmds:curate",
+}
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+class LazyGroup(click.Group):
+    """A group whose commands are imported from COMMANDS on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            where = COMMANDS.get(cmd_name)
+            if where is None:
+                return None
+            module, attr = where.split(":")
+            command = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return self.commands[cmd_name]
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="memory-chain", prog_name="memory-chain")
 @dir_option
 def cli() -> None:
@@ -41,30 +81,6 @@ def cli() -> None:
         memory-chain add "Use pnpm, not npm" --type decision --tier committed
         memory-chain verify
     """
-
-
-for command in (
-    init,
-    add,
-    show,
-    log,
-    verify,
-    stats,
-    redact,
-    keys,
-    checkpoint,
-    prove,
-    verify_proof,
-    consistency,
-    export,
-    import_,
-    anchor,
-):
-    cli.add_command(command)
-for command in (search, context, reindex, gc, restore):
-    cli.add_command(command)
-for command in (ws, remember, files, capture, curate):
-    cli.add_command(command)
 
 
 def _one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:

@@ -7,76 +7,20 @@ one function of memory_chain.workspace and prints the result.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-SCOPE_NAMES = ("user", "project", "local")
-
-
-def _remember_opt(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
-        if value:
-            ctx.find_root().ensure_object(dict)[name] = value
-        return value
-
-    return callback
-
-
-def workspace_options(f: F) -> F:
-    """--workspace and --project, accepted anywhere on the command line."""
-    f = click.option(
-        "--project",
-        metavar="DIR",
-        expose_value=False,
-        callback=_remember_opt("project"),
-        help="Project root (default: $CLAUDE_PROJECT_DIR, else the nearest folder with .git "
-        "or .memory-chain).",
-    )(f)
-    return click.option(
-        "--workspace",
-        metavar="DIR",
-        expose_value=False,
-        callback=_remember_opt("workspace"),
-        help="User workspace (default: $MEMORY_CHAIN_WORKSPACE, else config.json "
-        '"workspace", else <data dir>/workspace).',
-    )(f)
-
-
-def scope_option(f: F) -> F:
-    return click.option(
-        "--scope",
-        type=click.Choice(SCOPE_NAMES),
-        default="user",
-        show_default=True,
-        help="Which MEMORY.md: user, project (shared via git) or local (this machine).",
-    )(f)
-
-
-def open_workspace(cwd: Any = None) -> Any:
-    """The workspace of this invocation's data directory and options.
-
-    The data directory need not exist yet: the workspace works without a chain.
-    ``cwd``: where to look for the project (default: the working directory).
-    """
-    from memory_chain.chain.config import Config, Layout
-    from memory_chain.chain.errors import OperationalError
-    from memory_chain.workspace.scopes import Workspace
-
-    root = click.get_current_context().find_root().ensure_object(dict)
-    ddir = data_dir()
-    try:
-        config = Config.load(Layout(ddir)).data
-    except OperationalError:  # no data directory (or config) yet
-        config = {}
-    return Workspace.resolve(
-        ddir, workspace=root.get("workspace"), project=root.get("project"), config=config, cwd=cwd
-    )
+from .common import (
+    CONTEXT_SETTINGS,
+    data_dir,
+    dir_option,
+    emit_json,
+    json_option,
+    open_workspace,
+    scope_option,
+    workspace_options,
+)
 
 
 def _print_outcome(outcome: Any, as_json: bool) -> None:

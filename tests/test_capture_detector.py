@@ -204,7 +204,7 @@ def test_an_instruction_injected_in_a_tool_result_never_becomes_a_memory() -> No
         )
     )
     assert [] == found
-    assert 3 == detector.counts["untrusted-instruction"]
+    assert 1 == detector.counts["untrusted-instruction"]  # counted in failed results
 
 
 def test_a_turn_holding_a_secret_is_skipped_whole() -> None:

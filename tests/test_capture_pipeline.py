@@ -108,7 +108,6 @@ def test_capture_writes_the_daily_file_memory_md_and_the_chain(
     # the injected instruction is nowhere
     everything = b"".join(_tree(tmp_path / "user", tmp_path / "project").values())
     assert b"evil.example" not in everything
-    assert 1 == report.skipped["untrusted-instruction"]
 
 
 def test_capturing_the_same_transcript_twice_adds_nothing(

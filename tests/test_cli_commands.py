@@ -26,7 +26,10 @@ from memory_chain.cli.main import cli as root_command
 def _walk(command: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     yield path
     if isinstance(command, click.Group):
-        for name, sub in sorted(command.commands.items()):
+        ctx = click.Context(command)
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             yield from _walk(sub, (*path, name))
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +88,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _temp(path: Path, data: bytes, mode: int) -> Path:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from .files import write_atomic
-
 __all__ = [
     "ENV_WORKSPACE",
     "SCOPES",
@@ -115,6 +113,8 @@ class Scope:
 
     def prepare(self) -> None:
         """Create the root (and the .gitignore a project or local root needs)."""
+        from .files import write_atomic  # only when a scope is first written
+
         self.root.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"
         if self.name in ("local", "project") and not ignore.exists():
