@@ -378,6 +378,11 @@ def test_cli_capture_and_curate_print_what_they_did(raw: Cli, tmp_path: Path) ->
     line = json.loads(raw.chain.read_bytes().splitlines()[2])
     assert ("lesson", "curation") == (line["type"], line["source"])
     assert "curated 0" in raw.ok("curate", "--project", str(project)).out
+    # the daily line and the MEMORY.md entries that carry a seq hold that entry's text
+    assert (
+        "workspace: ok"
+        in raw.ok("verify", "--workspace", env={"CLAUDE_PROJECT_DIR": str(project)}).out
+    )
 
 
 def test_capture_dry_run_writes_nothing(raw: Cli, tmp_path: Path) -> None:

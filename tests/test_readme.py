@@ -76,6 +76,42 @@ def test_use_commands_run(tmp_path: Path) -> None:
         assert 0 == result.returncode, f"{line}\n{result.stderr}"
 
 
+def test_automatic_memory_section_runs(tmp_path: Path) -> None:
+    """The Automatic memory block runs as written: capture, capture again, curate."""
+    block = sh_blocks(section(README, "## Automatic memory"))[0]
+    env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
+    env.pop("MEMORY_CHAIN_WORKSPACE", None)
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMORY_CHAIN_DIR=str(tmp_path / "data"),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    outputs = []
+    for line in commands(block):
+        result = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", line],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert 0 == result.returncode, f"{line}\n{result.stderr}"
+        outputs.append(result.stdout)
+    text = "\n".join(outputs)
+    assert "committed: seq 1 decision: Decided to use Redis for the session cache" in text
+    assert "nothing new" in text
+    assert (
+        "Prefers short answers"
+        in (work / ".memory-chain" / "local" / "memory")
+        .joinpath(next((work / ".memory-chain" / "local" / "memory").iterdir()).name)
+        .read_text()
+    )
+
+
 @pytest.mark.parametrize("name", ["demo", "test", "run"])
 def test_ci_scripts_exist(name: str) -> None:
     """The .ci scripts the README and CI name exist."""

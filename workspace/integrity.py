@@ -21,6 +21,7 @@ It never writes a file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -67,8 +68,13 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _seq_problem(e: Entry, lookup: Lookup) -> tuple[str, str] | None:
-    """(kind, message) when the chain entry an entry claims does not hold its text."""
+#: A daily file's entry starts with the time it was written (section 4.1).
+_DAILY_TIME = re.compile(r"^\d{1,2}:\d{2}\s+")
+
+
+def _seq_problem(e: Entry, lookup: Lookup, *, daily: bool = False) -> tuple[str, str] | None:
+    """(kind, message) when the chain entry an entry claims does not hold its text
+    (a daily file's entry: its text after the ``HH:MM``)."""
     seq = e.meta.seq
     if seq is None:
         return None
@@ -77,7 +83,8 @@ def _seq_problem(e: Entry, lookup: Lookup) -> tuple[str, str] | None:
         return "missing-entry", f"claims chain seq {seq}, which is not a memory in the chain"
     if found[1] is None:
         return "redacted-entry", f"claims chain seq {seq}, whose content was redacted"
-    if _flat(found[1]) != _flat(e.text):
+    text = _DAILY_TIME.sub("", e.text, count=1) if daily else e.text
+    if _flat(found[1]) != _flat(text):
         return "edited-committed", (
             f"claims chain seq {seq} but its text is not that entry's content "
             "(edited after it was committed)"
@@ -113,7 +120,7 @@ def check_workspace(
                 out.append(Finding("unreadable", *at, None, problem))
             doc = Document.parse(data)
             for e in doc.entries():
-                found = _seq_problem(e, lookup)
+                found = _seq_problem(e, lookup, daily=kind == "daily")
                 if found is not None:
                     out.append(Finding(found[0], *at, e.line, found[1]))
                 seen = e.meta.seen
