@@ -77,6 +77,7 @@ class CaptureReport:
     known: list[dict[str, Any]] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     compaction: str | None = None
+    model: dict[str, Any] | None = None  # {"name", "used", "why"} when a model was named
     unchanged: bool = False
     dry_run: bool = False
 
@@ -92,6 +93,7 @@ class CaptureReport:
             "known": self.known,
             "skipped": self.skipped,
             "compaction": self.compaction,
+            "model": self.model,
             "unchanged": self.unchanged,
             "dry_run": self.dry_run,
         }
@@ -148,6 +150,7 @@ def capture(
     chain: ChainDoor | None = None,
     threshold: float = STORE_FROM,
     flush: str | None = None,
+    model: str | None = None,
     now: datetime | None = None,
     dry_run: bool = False,
 ) -> CaptureReport:
@@ -155,6 +158,8 @@ def capture(
 
     ``flush``: the trigger of a pre-compaction flush (``manual``/``auto``):
     a compaction record is written even when nothing new was found.
+    ``model``: an ``llm`` model to find the statements' memories (model.py);
+    the rules still find error-fix pairs, and stand in when the model cannot.
     """
     if not CANDIDATE_FROM < threshold <= 1.0:
         raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
@@ -194,6 +199,14 @@ def capture(
     detector = Detector(earlier=earlier)
     detections = detector.run(batch.turns)
     report.skipped = dict(detector.counts)
+    if model is not None:
+        from .model import extract
+
+        result = extract(batch.turns, model)
+        report.model = {"name": model, "used": result.detections is not None, "why": result.why}
+        if result.detections is not None:
+            pairs = [d for d in detections if d.category == "error-fix"]
+            detections = result.detections + pairs
 
     plan = _plan(workspace, detections, recent, chain, threshold, report)
     if flush is not None:

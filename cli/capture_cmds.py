@@ -72,6 +72,8 @@ def _print_capture(report: Any) -> None:
         click.echo(f"committed: seq {d['seq']} {d['kind']}: {d['text']}")
     if report.compaction:
         click.echo(f"compaction record: {report.compaction}")
+    if report.model is not None and not report.model["used"]:
+        click.echo(f"warning: the rules were used: {report.model['why']}", err=True)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -100,6 +102,12 @@ def _print_capture(report: Any) -> None:
     is_flag=True,
     help="Pre-compaction flush: also write a compaction record of what was captured.",
 )
+@click.option(
+    "--model",
+    metavar="NAME",
+    help="An `llm` model to find the memories (optional extra: pip install llm); the rules "
+    "stand in when it cannot, and always find error-fix pairs.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @workspace_options
 @dir_option
@@ -110,6 +118,7 @@ def capture(
     fmt: str,
     threshold: float,
     flush: bool,
+    model: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -132,7 +141,7 @@ def capture(
     """
     if hook:
         try:
-            _capture_hook(fmt, threshold, dry_run, as_json)
+            _capture_hook(fmt, threshold, model, dry_run, as_json)
         except Exception as exc:  # a hook never breaks the agent
             message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
             click.echo(f"memory-chain capture: {message} (ignored)", err=True)
@@ -156,6 +165,7 @@ def capture(
         chain=_chain(),
         threshold=threshold,
         flush="manual" if flush else None,
+        model=model,
         dry_run=dry_run,
     )
     if as_json:
@@ -178,7 +188,9 @@ def _nothing_new(workspace: Any, path: Path, as_json: bool) -> bool:
     return True
 
 
-def _capture_hook(fmt: str, threshold: float, dry_run: bool, as_json: bool) -> None:
+def _capture_hook(
+    fmt: str, threshold: float, model: str | None, dry_run: bool, as_json: bool
+) -> None:
     from memory_chain.capture.capture import capture as run
 
     payload = _hook_payload()
@@ -193,6 +205,7 @@ def _capture_hook(fmt: str, threshold: float, dry_run: bool, as_json: bool) -> N
         chain=_chain(),
         threshold=threshold,
         flush=trigger if event == "PreCompact" else None,
+        model=model,
         dry_run=dry_run,
     )
     if as_json:

@@ -90,6 +90,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/index/py.typed",
         "memory_chain/workspace/py.typed",
         "memory_chain/capture/py.typed",
+        "memory_chain/capture/prompts/extract.txt",
     } <= set(code)
 
 
