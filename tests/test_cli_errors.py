@@ -101,6 +101,12 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
     ),
     "files-rename-missing": (("files", "rename", "memory/a.md", "memory/b.md"), b""),
     "context-tiny-char-cap": (("context", "--char-cap", "5"), b""),
+    "capture-no-transcript": (("capture",), b""),
+    "capture-missing-transcript": (("capture", "--transcript", "/nonexistent/s.jsonl"), b""),
+    "capture-a-directory": (("capture", "--transcript", "/"), b""),
+    "capture-bad-threshold": (("capture", "--transcript", "-", "--threshold", "0.1"), b""),
+    "capture-bad-format": (("capture", "--transcript", "x.jsonl", "--format", "xml"), b""),
+    "curate-zero-days": (("curate", "--days", "0"), b""),
 }
 
 
