@@ -150,6 +150,7 @@ def capture(
     chain: ChainDoor | None = None,
     threshold: float = STORE_FROM,
     flush: str | None = None,
+    session: str | None = None,
     model: str | None = None,
     now: datetime | None = None,
     dry_run: bool = False,
@@ -157,7 +158,8 @@ def capture(
     """Capture what is new in ``transcript`` (see the module's docstring).
 
     ``flush``: the trigger of a pre-compaction flush (``manual``/``auto``):
-    a compaction record is written even when nothing new was found.
+    a compaction record is written even when nothing new was found;
+    ``session`` names the session in it (else the transcript's).
     ``model``: an ``llm`` model to find the statements' memories (model.py);
     the rules still find error-fix pairs, and stand in when the model cannot.
     """
@@ -210,7 +212,7 @@ def capture(
 
     plan = _plan(workspace, detections, recent, chain, threshold, report)
     if flush is not None:
-        session = next((t.session for t in batch.turns if t.session), None)
+        session = session or next((t.session for t in batch.turns if t.session), None)
         report.compaction = _compaction_text(flush, session, report)
     if dry_run:
         return report

@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from memory_chain.chain.errors import InputError
 from memory_chain.workspace.dedup import Merger, normalize
-from memory_chain.workspace.files import locked, read_bytes
+from memory_chain.workspace.files import fsync_dir, locked, read_bytes
 from memory_chain.workspace.housekeeping import LINE_CAP, consolidate
 from memory_chain.workspace.markdown import Document, Entry
 from memory_chain.workspace.ops import REPLACEABLE, NewMemory, check_text, merge_in
@@ -209,7 +209,8 @@ def curate(
     _report(report, promos, actions, seqs, planned=False)
     for src, dst in olds:  # 4. old daily files
         report.archived.append(_archive(src, dst))
-    _save(user, promos, olds, today)
+    moved = [Path(a["from"]) for a in report.archived if a["moved"]]
+    _save(user, promos, moved, today)
     return report
 
 
@@ -313,20 +314,15 @@ def _archive(src: Path, dst: Path) -> dict[str, Any]:
             os.link(src, dst)  # fails rather than replace a file that appeared meanwhile
         elif existing != data:
             return {"from": str(src), "to": str(dst), "moved": False, "why": "archive differs"}
+        fsync_dir(dst.parent)  # the new name is durable before the old one goes
         os.unlink(src)
-        fd = os.open(dst.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(src.parent)
     return {"from": str(src), "to": str(dst), "moved": True}
 
 
-def _save(
-    user: Scope, promos: list[_Promotion], olds: list[tuple[Path, Path]], today: date
-) -> None:
+def _save(user: Scope, promos: list[_Promotion], moved: list[Path], today: date) -> None:
     lines = [i for p in promos for i in (p.item, *p.also)]
-    gone = {str(src) for src, _ in olds}
+    gone = {str(src) for src in moved}
     if not lines and not gone:
         return
     stamp = today.isoformat()

@@ -205,6 +205,7 @@ def _capture_hook(
         chain=_chain(),
         threshold=threshold,
         flush=trigger if event == "PreCompact" else None,
+        session=payload.get("session_id") if isinstance(payload.get("session_id"), str) else None,
         model=model,
         dry_run=dry_run,
     )

@@ -371,6 +371,10 @@ def test_cli_capture_and_curate_print_what_they_did(raw: Cli, tmp_path: Path) ->
     assert "wrote 3 captured, 1 candidates to the local daily file" in out
     assert "committed: seq 1 decision: Decided to use Postgres for the job queue" in out
     assert "nothing new" in raw.ok("capture", "-t", str(t), "--project", str(project)).out
+    # the session-start block shows today's captured lines, not the unconfirmed candidates
+    context = raw.ok("context", "--project", str(project)).out
+    recent = context.split("## Recent notes")[1]
+    assert "Prefers tabs over spaces" in recent and "Use pnpm, not npm" not in recent
     dry = raw.ok("curate", "--dry-run", "--project", str(project)).out
     assert "would curate 2" in dry and "would commit: lesson:" in dry
     done = raw.ok("curate", "--json", "--project", str(project)).json()

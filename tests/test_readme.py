@@ -18,6 +18,8 @@ AMBIENT = (
     "MEMORY_CHAIN_SIGNING_KEY",
     "MEMORY_CHAIN_NEW_SIGNING_KEY",
     "MEMORY_CHAIN_PASSPHRASE",
+    "MEMORY_CHAIN_WORKSPACE",
+    "CLAUDE_PROJECT_DIR",
 )
 
 
@@ -53,35 +55,10 @@ def test_use_section_has_commands() -> None:
     assert len(USE) >= 5
 
 
-def test_use_commands_run(tmp_path: Path) -> None:
-    """Every line of the Use block exits 0, in order, on a fresh data directory."""
+def run_lines(lines: list[str], tmp_path: Path) -> tuple[Path, str]:
+    """Run each line with bash in tmp_path/work on a fresh data directory, requiring exit 0;
+    return the working folder and everything printed on stdout."""
     env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
-    bindir = str(Path(sys.executable).parent)
-    env.update(
-        HOME=str(tmp_path / "home"),
-        MEMORY_CHAIN_DIR=str(tmp_path / "data"),
-        PATH=bindir + os.pathsep + env.get("PATH", ""),
-    )
-    work = tmp_path / "work"
-    work.mkdir()
-    for line in USE:
-        result = subprocess.run(
-            ["bash", "-o", "pipefail", "-c", line],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert 0 == result.returncode, f"{line}\n{result.stderr}"
-
-
-def test_automatic_memory_section_runs(tmp_path: Path) -> None:
-    """The Automatic memory block runs as written: capture, capture again, curate."""
-    block = sh_blocks(section(README, "## Automatic memory"))[0]
-    env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
-    env.pop("MEMORY_CHAIN_WORKSPACE", None)
-    env.pop("CLAUDE_PROJECT_DIR", None)
     env.update(
         HOME=str(tmp_path / "home"),
         MEMORY_CHAIN_DIR=str(tmp_path / "data"),
@@ -89,8 +66,8 @@ def test_automatic_memory_section_runs(tmp_path: Path) -> None:
     )
     work = tmp_path / "work"
     work.mkdir()
-    outputs = []
-    for line in commands(block):
+    out = []
+    for line in lines:
         result = subprocess.run(
             ["bash", "-o", "pipefail", "-c", line],
             cwd=work,
@@ -100,16 +77,23 @@ def test_automatic_memory_section_runs(tmp_path: Path) -> None:
             timeout=60,
         )
         assert 0 == result.returncode, f"{line}\n{result.stderr}"
-        outputs.append(result.stdout)
-    text = "\n".join(outputs)
+        out.append(result.stdout)
+    return work, "\n".join(out)
+
+
+def test_use_commands_run(tmp_path: Path) -> None:
+    """Every line of the Use block exits 0, in order, on a fresh data directory."""
+    run_lines(USE, tmp_path)
+
+
+def test_automatic_memory_section_runs(tmp_path: Path) -> None:
+    """The Automatic memory block runs as written: capture, capture again, curate."""
+    block = sh_blocks(section(README, "## Automatic memory"))[0]
+    work, text = run_lines(commands(block), tmp_path)
     assert "committed: seq 1 decision: Decided to use Redis for the session cache" in text
     assert "nothing new" in text
-    assert (
-        "Prefers short answers"
-        in (work / ".memory-chain" / "local" / "memory")
-        .joinpath(next((work / ".memory-chain" / "local" / "memory").iterdir()).name)
-        .read_text()
-    )
+    (daily,) = (work / ".memory-chain" / "local" / "memory").glob("*.md")
+    assert "Prefers short answers" in daily.read_text()
 
 
 @pytest.mark.parametrize("name", ["demo", "test", "run"])

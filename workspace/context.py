@@ -175,7 +175,8 @@ def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
         name = f"/memory/{day.isoformat()}.md"
         rows = index.conn.execute(
             "SELECT scope, line, text, path FROM ws_entries WHERE kind = 'daily' AND "
-            f"untrusted = 0 AND {where} AND path LIKE ? ORDER BY path, line",
+            f"untrusted = 0 AND {where} AND path LIKE ? "
+            "AND section <> 'Candidates' COLLATE NOCASE ORDER BY path, line",
             (*scope_roots, f"%{name}"),
         ).fetchall()
         for scope, line, text, path in rows:

@@ -37,6 +37,7 @@ __all__ = [
     "ConflictError",
     "Edited",
     "edit",
+    "fsync_dir",
     "locked",
     "read_bytes",
     "replace_whole",
@@ -79,7 +80,7 @@ def locked(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -121,7 +122,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,7 @@ def edit(
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
             return Edited(current, new, True, merged)
     raise ConflictError(
         f"{path} kept changing while memory-chain tried to write it; nothing was written",
