@@ -30,7 +30,8 @@ git), else of the user scope.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -82,21 +83,7 @@ class CaptureReport:
     dry_run: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "transcript": self.transcript,
-            "daily_scope": self.daily_scope,
-            "read": self.read,
-            "captured": self.captured,
-            "candidates": self.candidates,
-            "remembered": self.remembered,
-            "committed": self.committed,
-            "known": self.known,
-            "skipped": self.skipped,
-            "compaction": self.compaction,
-            "model": self.model,
-            "unchanged": self.unchanged,
-            "dry_run": self.dry_run,
-        }
+        return asdict(self)
 
 
 def target(workspace: Workspace, scope: str) -> Scope:
@@ -176,11 +163,11 @@ def capture(
         raise InputError(f"no such transcript: {transcript}") from None
     except OSError as exc:
         raise InputError(f"cannot read the transcript {transcript}: {exc.strerror}") from None
-    if flush is None and pointers.unchanged(user, transcript) is not None:
+    entry = pointers.load(user)["transcripts"].get(str(transcript))
+    if flush is None and pointers.at_end(entry, transcript, size):
         report.unchanged = True
         report.read = {"start": size, "end": size, "lines": 0}
         return report
-    entry = pointers.load(user)["transcripts"].get(str(transcript))
     offset, first_line, known_fmt = _start(transcript, entry, size)
     batch = read(
         transcript,
@@ -282,10 +269,14 @@ def _plan(
 
 
 def _compaction_text(trigger: str, session: str | None, report: CaptureReport) -> str:
-    who = f" of session {session[:8]}" if session else ""
-    return (
-        f"Compaction ({trigger}){who}: {len(report.captured)} captured, "
-        f"{len(report.candidates)} candidates, {len(report.known)} already known"
+    """The record's text (session and trigger come from a hook's input: only safe words)."""
+    short = (session or "")[:8]
+    who = f" of session {short}" if re.fullmatch(r"[\w-]+", short) else ""
+    how = trigger if re.fullmatch(r"[\w-]{1,20}", trigger) else "other"
+    return check_text(
+        f"Compaction ({how}){who}: {len(report.captured)} captured, "
+        f"{len(report.candidates)} candidates, {len(report.known)} already known",
+        what="compaction record",
     )
 
 

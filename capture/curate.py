@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -39,8 +39,7 @@ from memory_chain.chain.errors import InputError
 from memory_chain.workspace.dedup import Merger, normalize
 from memory_chain.workspace.files import fsync_dir, locked, read_bytes
 from memory_chain.workspace.housekeeping import LINE_CAP, consolidate
-from memory_chain.workspace.markdown import Document, Entry
-from memory_chain.workspace.ops import REPLACEABLE, NewMemory, check_text, merge_in
+from memory_chain.workspace.ops import NewMemory, check_text, merge_in
 from memory_chain.workspace.scopes import Scope, Workspace
 
 from . import state as pointers
@@ -68,16 +67,7 @@ class CurationReport:
     dry_run: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "days": self.days,
-            "curated": self.curated,
-            "committed": self.committed,
-            "superseded": self.superseded,
-            "kept": self.kept,
-            "consolidated": self.consolidated,
-            "archived": self.archived,
-            "dry_run": self.dry_run,
-        }
+        return asdict(self)
 
 
 def _file_key(item: DailyItem) -> str:
@@ -173,7 +163,12 @@ def curate(
     promos = _choose(workspace, window, done, threshold)
     for p in promos:
         check_text(p.item.text)  # before anything is written
-    actions = _decide(promos)
+    by_scope: dict[str, list[int]] = {}
+    for n, p in enumerate(promos):
+        by_scope.setdefault(p.scope.name, []).append(n)
+    actions = [""] * len(promos)
+    for name, ns in by_scope.items():  # what merge_in would do, as MEMORY.md is now
+        _merge(workspace.scopes[name], promos, ns, {}, actions, today, dry_run=True)
     olds = _old_dailies(workspace, today)
     if dry_run:
         _report(report, promos, actions, {}, planned=True)
@@ -192,16 +187,9 @@ def curate(
         ]
         seqs = dict(zip(wanted, chain.commit_many(batch, source="curation"), strict=True))
     # 2. MEMORY.md: one write per scope, deciding again on what is there now.
-    by_scope: dict[str, list[int]] = {}
-    for n, p in enumerate(promos):
-        by_scope.setdefault(p.scope.name, []).append(n)
     for name, ns in by_scope.items():
         scope = workspace.scopes[name]
-        new = [_new_memory(promos[n], seqs.get(n, promos[n].item.meta.seq)) for n in ns]
-        for n, outcome in zip(ns, merge_in(scope, new, today=today), strict=True):
-            actions[n] = outcome.action
-            if outcome.action == "kept":
-                actions[n] = f"kept:{outcome.detail.get('old', '')}"
+        _merge(scope, promos, ns, seqs, actions, today, dry_run=False)
         if any(actions[n] in ("added", "superseded") for n in ns):  # 3. under the cap
             r = consolidate(scope, cap=cap, today=today)
             if r.written:
@@ -212,6 +200,23 @@ def curate(
     moved = [Path(a["from"]) for a in report.archived if a["moved"]]
     _save(user, promos, moved, today)
     return report
+
+
+def _merge(
+    scope: Scope,
+    promos: list[_Promotion],
+    ns: list[int],
+    seqs: dict[int, int],
+    actions: list[str],
+    today: date,
+    *,
+    dry_run: bool,
+) -> None:
+    """merge_in the promotions ``ns`` into ``scope``; set their actions ("kept:<old>")."""
+    new = [_new_memory(promos[n], seqs.get(n, promos[n].item.meta.seq)) for n in ns]
+    for n, outcome in zip(ns, merge_in(scope, new, today=today, dry_run=dry_run), strict=True):
+        kept = outcome.action == "kept"
+        actions[n] = f"kept:{outcome.detail.get('old', '')}" if kept else outcome.action
 
 
 def _new_memory(p: _Promotion, seq: int | None) -> NewMemory:
@@ -232,32 +237,6 @@ def _chain_meta(p: _Promotion) -> dict[str, Any]:
     if ref:
         meta["captured"] = ref
     return meta
-
-
-def _decide(promos: list[_Promotion]) -> list[str]:
-    """What merge_in would do with each promotion, given MEMORY.md as it is now."""
-    actions: list[str] = []
-    scopes: dict[str, tuple[list[Entry], Merger]] = {}
-    for p in promos:
-        if p.scope.name not in scopes:
-            data = read_bytes(p.scope.memory_md)
-            entries = Document.parse(data).entries() if data else []
-            merger = Merger([e.text for e in entries] + [q.item.text for q in promos])
-            for n, e in enumerate(entries):
-                merger.add(e.text, str(n))
-            scopes[p.scope.name] = (entries, merger)
-        entries, merger = scopes[p.scope.name]
-        rels = merger.relations(p.item.text)
-        found = next((r for r in rels if r[0] == "same"), None) or (rels[0] if rels else None)
-        if found is None:
-            actions.append("added")
-        elif found[0] == "same":
-            actions.append("duplicate")
-        else:
-            old = entries[int(found[2])]
-            replaceable = old.meta.get("src") in REPLACEABLE
-            actions.append("superseded" if replaceable else f"kept:{old.text}")
-    return actions
 
 
 def _report(

@@ -18,7 +18,7 @@ text that holds a secret is dropped; at most MAX_PER_TURN per turn.
 from __future__ import annotations
 
 from importlib.resources import files
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -47,12 +47,11 @@ def prompt_text() -> str:
     return files("memory_chain.capture").joinpath("prompts/extract.txt").read_text("utf-8")
 
 
-class ModelResult:
+class ModelResult(NamedTuple):
     """The model's detections, or why there are none (then the rules are used)."""
 
-    def __init__(self, detections: list[Detection] | None, why: str | None = None) -> None:
-        self.detections = detections
-        self.why = why
+    detections: list[Detection] | None
+    why: str | None = None
 
 
 def _statements(turns: list[Turn]) -> list[Turn]:

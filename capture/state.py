@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # Light on purpose: `unchanged` is all a capture of a transcript with nothing
 # new needs, so this module imports no more than orjson (the workspace's
 # writer is imported by `update`).
-__all__ = ["STATE_NAME", "fingerprint", "load", "unchanged", "update"]
+__all__ = ["STATE_NAME", "at_end", "fingerprint", "load", "unchanged", "update"]
 
 STATE_NAME: Final = ".memory-chain-capture.json"
 VERSION: Final = 1
@@ -53,21 +53,21 @@ def load(user: Scope) -> dict[str, Any]:
 
 
 def unchanged(user: Scope, transcript: Path) -> int | None:
-    """The saved offset when ``transcript`` has nothing new since the last capture, else None.
-
-    Nothing new: its size is the saved offset and its first bytes are the same file's.
-    """
-    entry = load(user)["transcripts"].get(str(transcript))
-    if not entry:
-        return None
+    """The saved offset when ``transcript`` has nothing new since the last capture, else None."""
     try:
         size = transcript.stat().st_size
     except OSError:
         return None
-    offset = entry.get("offset")
-    if offset != size or fingerprint(transcript, size) != entry.get("head"):
-        return None
-    return size
+    entry = load(user)["transcripts"].get(str(transcript))
+    return size if at_end(entry, transcript, size) else None
+
+
+def at_end(entry: dict[str, Any] | None, transcript: Path, size: int) -> bool:
+    """The saved pointer ``entry`` is at the end of the transcript (``size`` bytes) and its
+    first bytes are the same file's: nothing new to read."""
+    if not entry or entry.get("offset") != size:
+        return False
+    return fingerprint(transcript, size) == entry.get("head")
 
 
 def update(user: Scope, change: Callable[[dict[str, Any]], None]) -> None:

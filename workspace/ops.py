@@ -24,7 +24,7 @@ from memory_chain.chain.errors import InputError
 from memory_chain.chain.secrets import check as check_secret
 
 from .dedup import Merger, normalize, relation
-from .files import edit
+from .files import edit, read_bytes
 from .markdown import SECTIONS, Document, Entry, Meta, encode, entry_lines
 from .scopes import Scope
 
@@ -386,7 +386,13 @@ class NewMemory:
 REPLACEABLE: Final = ("auto", "curation")
 
 
-def merge_in(scope: Scope, new: Sequence[NewMemory], *, today: date | None = None) -> list[Outcome]:
+def merge_in(
+    scope: Scope,
+    new: Sequence[NewMemory],
+    *,
+    today: date | None = None,
+    dry_run: bool = False,
+) -> list[Outcome]:
     """Add many entries to MEMORY.md in one write, with the precedence of seed 001 A4.
 
     For each new text, in order: an entry that says the same makes it a
@@ -394,6 +400,7 @@ def merge_in(scope: Scope, new: Sequence[NewMemory], *, today: date | None = Non
     new text in its place) when capture or curation wrote it (``src=auto``
     or ``curation``), and otherwise wins: the new text is ``kept`` out.
     The rest are ``added`` to their sections. One outcome per new text.
+    ``dry_run``: the outcomes for the file as it is now, nothing written.
     """
     day = today or date.today()
     items = [replace(m, text=check_text(m.text), section=check_section(m.section)) for m in new]
@@ -403,52 +410,61 @@ def merge_in(scope: Scope, new: Sequence[NewMemory], *, today: date | None = Non
     ]
     path = scope.memory_md
 
-    def change(doc: Document) -> tuple[Document | None, Outcome]:
+    def decide(doc: Document) -> tuple[list[Outcome], dict[int, int]]:
+        """One outcome per item, and which entries they replace (entry index -> item)."""
         entries = doc.entries()
         merger = Merger([e.text for e in entries] + [m.text for m in items])
         for n, e in enumerate(entries):
             merger.add(e.text, str(n))
         outcomes: list[Outcome] = []
-        swaps: dict[int, int] = {}  # entry index -> new item index
-        adds: dict[str, list[str]] = {}
+        swaps: dict[int, int] = {}
         for i, m in enumerate(items):
             rels = merger.relations(m.text)
             found = next((r for r in rels if r[0] == "same"), None) or (rels[0] if rels else None)
+            old = entries[int(found[2])] if found is not None and found[2].isdigit() else None
             if found is None:
-                adds.setdefault(m.section, []).extend(entry_lines(m.text, metas[i], nl=doc.newline))
-                outcomes.append(Outcome("added", scope.name, path, None, m.text, m.section))
-                merger.add(m.text, f"new{i}")
-                continue
-            rel, _text, group = found
-            old = entries[int(group)] if group.isdigit() else None
-            if rel == "same" or old is None:
-                line = None if old is None else old.line
-                outcomes.append(Outcome("duplicate", scope.name, path, line, m.text, m.section))
-            elif old.meta.get("src") in REPLACEABLE and int(group) not in swaps:
-                swaps[int(group)] = i
-                detail = {"old": old.text}
-                outcomes.append(
-                    Outcome(
-                        "superseded", scope.name, path, old.line, m.text, old.section, detail=detail
-                    )
-                )
-                merger.add(m.text, f"new{i}")
+                action = "added"
+            elif found[0] == "same" or old is None:
+                action = "duplicate"
+            elif old.meta.get("src") in REPLACEABLE and int(found[2]) not in swaps:
+                action = "superseded"
+                swaps[int(found[2])] = i
             else:
-                detail = {"old": old.text}
-                outcomes.append(
-                    Outcome("kept", scope.name, path, old.line, m.text, m.section, detail=detail)
+                action = "kept"
+            if action in ("added", "superseded"):
+                merger.add(m.text, f"new{i}")
+            line = None if old is None or action == "added" else old.line
+            section = old.section if action == "superseded" and old is not None else m.section
+            detail = {"old": old.text} if action in ("superseded", "kept") and old else {}
+            outcomes.append(Outcome(action, scope.name, path, line, m.text, section, detail=detail))
+        return outcomes, swaps
+
+    if dry_run:
+        return decide(Document.parse(read_bytes(path) or b""))[0]
+
+    def change(doc: Document) -> tuple[Document | None, Outcome]:
+        entries = doc.entries()
+        outcomes, swaps = decide(doc)
+        adds: dict[str, list[str]] = {}
+        for i, o in enumerate(outcomes):
+            if o.action == "added":
+                adds.setdefault(items[i].section, []).extend(
+                    entry_lines(items[i].text, metas[i], nl=doc.newline)
                 )
         if not swaps and not adds:
             return None, Outcome("unchanged", scope.name, path, detail={"outcomes": outcomes})
         for idx in sorted(swaps, reverse=True):
-            e, m = entries[idx], items[swaps[idx]]
+            e, i = entries[idx], swaps[idx]
             block = archive_block(
-                doc, e, action="superseded", reason=m.why or "curation", day=day, by=m.text
+                doc,
+                e,
+                action="superseded",
+                reason=items[i].why or "curation",
+                day=day,
+                by=items[i].text,
             )
             append_archive(scope, block, day)
-            doc = doc.replace(
-                e.start, e.end, entry_lines(m.text, metas[swaps[idx]], nl=doc.newline)
-            )
+            doc = doc.replace(e.start, e.end, entry_lines(items[i].text, metas[i], nl=doc.newline))
         for section, lines in adds.items():
             doc = doc.append_to_section(section, lines)
         return doc, Outcome("merged", scope.name, path, detail={"outcomes": outcomes})
