@@ -55,9 +55,17 @@ from .daily import (
     parse_or_new,
 )
 from .detector import CHAIN_TYPES, Detection, Detector
-from .transcripts import Batch, read
+from .transcripts import Batch, Turn, read
 
-__all__ = ["CANDIDATE_FROM", "RECENT_DAYS", "STORE_FROM", "CaptureReport", "capture", "target"]
+__all__ = [
+    "CANDIDATE_FROM",
+    "RECENT_DAYS",
+    "STORE_FROM",
+    "CaptureReport",
+    "capture",
+    "remember_prompt",
+    "target",
+]
 
 STORE_FROM: Final = 0.6
 CANDIDATE_FROM: Final = 0.3
@@ -205,6 +213,45 @@ def capture(
         return report
     _write(workspace, daily_scope, plan, chain, now, report)
     _save_pointer(user, transcript, batch, first_line, now)
+    return report
+
+
+#: A cheap first look at a prompt: only one that may ask to remember is detected.
+_MAY_REMEMBER: Final = re.compile(
+    r"remember|forget|note|keep in mind|future reference|merk|souviens|retiens|recuerda|lembre",
+    re.I,
+)
+
+
+def remember_prompt(
+    workspace: Workspace,
+    prompt: str,
+    *,
+    chain: ChainDoor | None = None,
+    session: str | None = None,
+    now: datetime | None = None,
+) -> CaptureReport:
+    """An explicit "remember this" in a prompt, kept at once (Claude Code's UserPromptSubmit).
+
+    Only the ``remember`` detections of the prompt are acted on, through
+    the same plan and writes as a capture: the chain (identity, decisions,
+    commitments), MEMORY.md, then the daily file. The rest of the prompt is
+    left to the capture of the transcript, which then finds this one known.
+    """
+    now = now or datetime.now()
+    report = CaptureReport("<prompt>", _daily_scope(workspace).name)
+    if not _MAY_REMEMBER.search(prompt):
+        return report
+    short = (session or "")[:8]
+    turn = Turn("user", prompt, f"{short}/prompt" if short else "prompt", 0, session)
+    detections = [d for d in Detector().run([turn]) if d.category == "remember"]
+    if not detections:
+        return report
+    daily_scope = _daily_scope(workspace)
+    recent_days = [now.date() - timedelta(days=n) for n in range(RECENT_DAYS)]
+    recent = items(daily_scope, recent_days, sections=(CAPTURED, CANDIDATES))
+    plan = _plan(workspace, detections, recent, chain, STORE_FROM, report)
+    _write(workspace, daily_scope, plan, chain, now, report)
     return report
 
 

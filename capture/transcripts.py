@@ -21,6 +21,10 @@ Formats (specs/WORKSPACE.md section 12):
 * **turns**: one ``{"role", "content", "timestamp", "session"}`` per line;
   role ``user``, ``assistant``, ``tool`` (optionally ``"error": true``) or
   ``system``.
+* **openclaw**: an OpenClaw (pi agent) session JSONL: a ``session`` header
+  record, then ``message`` records whose ``message`` has ``role`` ``user``,
+  ``assistant`` (``text`` and ``toolCall`` blocks) or ``toolResult``
+  (``content`` blocks, ``isError``); other record types are skipped.
 * **buffer**: seed 001 section A1's ``session-buffer.md``: bullets
   ``- [HH:MM] role: text`` under optional ``## session <id>`` headings.
 """
@@ -49,7 +53,7 @@ __all__ = [
     "read_bytes_from",
 ]
 
-FORMATS: Final = ("claude", "turns", "buffer")
+FORMATS: Final = ("claude", "turns", "buffer", "openclaw")
 #: A line longer than this is skipped unparsed ("too-large"): a huge tool output.
 MAX_RECORD_BYTES: Final = 1 << 20
 #: The part of a long text block the detector looks at.
@@ -123,6 +127,10 @@ def detect_format(path: Path, head: bytes) -> str:
         except orjson.JSONDecodeError:
             continue
         if isinstance(obj, dict):
+            if obj.get("type") == "message" and isinstance(obj.get("message"), dict):
+                return "openclaw"
+            if obj.get("type") == "session" and "version" in obj and "uuid" not in obj:
+                return "openclaw"
             if "role" in obj and "type" not in obj:
                 return "turns"
             if "type" in obj:
@@ -155,7 +163,8 @@ def read(
     if fmt == "buffer":
         _read_buffer(body, batch, first_line)
     else:
-        parse = _claude_record if fmt == "claude" else _turns_record
+        parse = _PARSERS[fmt]
+        needed = _NEEDED.get(fmt, ()) if lean else ()
         for number, raw in enumerate(body.splitlines(), first_line):
             batch.lines += 1
             if not raw or (raw[0] in b" \t\r" and not raw.strip()):  # no copy of long lines
@@ -163,7 +172,7 @@ def read(
             if len(raw) > MAX_RECORD_BYTES:
                 batch.skipped["too-large"] += 1
                 continue
-            if lean and b'"user"' not in raw and b"tool_use" not in raw:
+            if needed and not any(word in raw for word in needed):
                 batch.skipped["not-needed"] += 1
                 continue
             try:
@@ -272,6 +281,44 @@ def _claude_record(obj: dict[str, Any], line: int, batch: Batch) -> None:
             batch.skipped["malformed"] += 1
 
 
+_OPENCLAW_ROLES: Final = {"user": "user", "assistant": "assistant", "toolResult": "tool_result"}
+
+
+def _openclaw_record(obj: dict[str, Any], line: int, batch: Batch) -> None:
+    kind = obj.get("type")
+    if kind != "message":
+        batch.skipped[f"type:{kind}" if isinstance(kind, str) else "no-type"] += 1
+        return
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        batch.skipped["malformed"] += 1
+        return
+    role, content = _OPENCLAW_ROLES.get(str(message.get("role"))), message.get("content")
+    if role is None or not isinstance(content, (str, list)):
+        batch.skipped["malformed"] += 1
+        return
+    ts = _str(obj.get("timestamp"))
+    ref = f"L{line}"
+    if role == "tool_result":
+        text = _block_text(content)[:MAX_RESULT_CHARS]
+        batch.turns.append(Turn(role, text, ref, line, None, ts, message.get("isError") is True))
+        return
+    if isinstance(content, str):
+        batch.turns.append(Turn(role, _clip(content), ref, line, None, ts))
+        return
+    for block in content:
+        btype = block.get("type") if isinstance(block, dict) else None
+        if btype == "text" and isinstance(block.get("text"), str):
+            batch.turns.append(Turn(role, _clip(block["text"]), ref, line, None, ts))
+        elif btype == "toolCall" and role == "assistant":
+            call = {"name": block.get("name"), "input": block.get("arguments")}
+            batch.turns.append(Turn("tool_use", _tool_input(call), ref, line, None, ts))
+        elif isinstance(btype, str):
+            batch.skipped[f"block:{btype}"] += 1
+        else:
+            batch.skipped["malformed"] += 1
+
+
 def _tool_input(block: dict[str, Any]) -> str:
     """A tool call as one line: ``Bash: pnpm test``, else the name and its input as JSON."""
     name = block.get("name") if isinstance(block.get("name"), str) else "tool"
@@ -329,3 +376,12 @@ def _read_buffer(body: bytes, batch: Batch, first_line: int) -> None:
             continue
         role = roles[m.group("role") or "note"]
         batch.turns.append(Turn(role, _clip(m.group("text")), f"L{number}", number, session))
+
+
+_PARSERS: Final = {"claude": _claude_record, "turns": _turns_record, "openclaw": _openclaw_record}
+#: With ``lean``: a line holding none of these words cannot be a user turn, a
+#: tool call or a tool result of its format, so it is not parsed.
+_NEEDED: Final = {
+    "claude": (b'"user"', b"tool_use"),
+    "openclaw": (b'"user"', b"toolCall", b"toolResult"),
+}

@@ -47,6 +47,13 @@ COMMANDS: dict[str, str] = {
     "files": "workspace_cmds:files",
     "capture": "capture_cmds:capture",
     "curate": "capture_cmds:curate",
+    "hook": "hook_cmd:hook",
+    "hooks": "agent_cmds:hooks",
+    "mcp": "agent_cmds:mcp",
+    "tool": "agent_cmds:tool",
+    "schedule": "schedule_cmds:schedule",
+    "job": "schedule_cmds:job",
+    "doctor": "agent_cmds:doctor",
 }
 
 

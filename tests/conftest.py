@@ -31,14 +31,21 @@ _AMBIENT_PREFIXES = ("MEMORY_CHAIN_RPC_",)  # every network's RPC URL
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No test reads the user's real chain or keys: HOME and the env point at tmp."""
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """No test reads the user's real chain or keys: HOME and the env point at tmp.
+
+    Nor does one write into this repository: it runs in an empty folder of its
+    own, so no command finds the repository as its project (.git).
+    """
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
     for name in list(os.environ):
         if name.startswith(_AMBIENT_PREFIXES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))  # beside tmp_path, not in it
     yield
 
 

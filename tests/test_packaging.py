@@ -55,7 +55,7 @@ def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
     """The wheel's only top-level package is memory_chain; its code is chain/, index/, anchor/,
-    workspace/, capture/ and cli/."""
+    workspace/, capture/, integrations/ and cli/."""
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     code = [n for n in names if ".dist-info/" not in n]
@@ -71,6 +71,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
                 "memory_chain/chain/",
                 "memory_chain/cli/",
                 "memory_chain/index/",
+                "memory_chain/integrations/",
                 "memory_chain/workspace/",
             )
         )
@@ -91,6 +92,12 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/workspace/py.typed",
         "memory_chain/capture/py.typed",
         "memory_chain/capture/prompts/extract.txt",
+        "memory_chain/integrations/py.typed",
+        "memory_chain/integrations/openclaw_hooks/memory-chain.js",
+        "memory_chain/integrations/openclaw_hooks/memory-chain-bootstrap/HOOK.md",
+        "memory_chain/integrations/openclaw_hooks/memory-chain-bootstrap/handler.js",
+        "memory_chain/integrations/openclaw_hooks/memory-chain-reset/HOOK.md",
+        "memory_chain/integrations/openclaw_hooks/memory-chain-reset/handler.js",
     } <= set(code)
 
 

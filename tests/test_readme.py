@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -55,15 +56,23 @@ def test_use_section_has_commands() -> None:
     assert len(USE) >= 5
 
 
-def run_lines(lines: list[str], tmp_path: Path) -> tuple[Path, str]:
+def run_lines(
+    lines: list[str], tmp_path: Path, changes: dict[str, str | None] | None = None
+) -> tuple[Path, str]:
     """Run each line with bash in tmp_path/work on a fresh data directory, requiring exit 0;
-    return the working folder and everything printed on stdout."""
+    return the working folder and everything printed on stdout. ``changes`` sets (or, with
+    None, removes) environment variables."""
     env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
     env.update(
         HOME=str(tmp_path / "home"),
         MEMORY_CHAIN_DIR=str(tmp_path / "data"),
         PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
     )
+    for name, value in (changes or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     work = tmp_path / "work"
     work.mkdir()
     out = []
@@ -94,6 +103,81 @@ def test_automatic_memory_section_runs(tmp_path: Path) -> None:
     assert "nothing new" in text
     (daily,) = (work / ".memory-chain" / "local" / "memory").glob("*.md")
     assert "Prefers short answers" in daily.read_text()
+
+
+def test_claude_code_section_runs(tmp_path: Path) -> None:
+    """Use with Claude Code: hooks installed into ~/.claude/settings.json, and the two hook
+    calls answer as Claude Code reads them."""
+    block = sh_blocks(section(README, "## Use with Claude Code"))[0]
+    _, text = run_lines(commands(block), tmp_path)
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    assert {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"} == set(
+        settings["hooks"]
+    )
+    answers = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    start, prompt = (a["hookSpecificOutput"] for a in answers)
+    assert "Use pnpm, not npm" in start["additionalContext"]
+    assert "The staging server is staging.example.org" in prompt["additionalContext"]
+    assert (
+        "memory-chain" in json.loads((tmp_path / "home" / ".claude.json").read_text())["mcpServers"]
+    )
+
+
+def test_openclaw_section_runs(tmp_path: Path) -> None:
+    block = sh_blocks(section(README, "## Use with OpenClaw"))[0]
+    _, text = run_lines(commands(block), tmp_path)
+    hooks = tmp_path / "home" / ".openclaw" / "hooks"
+    assert (hooks / "memory-chain-bootstrap" / "HOOK.md").is_file()
+    assert (hooks / "memory-chain-reset" / "handler.js").is_file()
+    assert "Ana runs the Lisbon office" in text and "# Memory context" in text
+
+
+def test_mcp_section_runs(tmp_path: Path) -> None:
+    """Use over MCP: the Inspector's CLI (installed by npm ci) against `memory-chain mcp`, the
+    memory-tool lines, and the Python block, each as written."""
+    inspector = Path(__file__).resolve().parent.parent / "node_modules" / ".bin" / "mcp-inspector"
+    blocks = sh_blocks(section(README, "## Use over MCP"))
+    lines = [
+        line.replace("npx @modelcontextprotocol/inspector", str(inspector))
+        for line in commands(blocks[0]) + commands(blocks[1])
+    ]
+    # the Inspector hands the server HOME, not MEMORY_CHAIN_DIR: use the default directory
+    work, text = run_lines(lines, tmp_path, {"MEMORY_CHAIN_DIR": None})
+    assert '"name": "search"' in text and '"name": "prove"' in text
+    assert "Deploys need a green CI run" in text.split('"name": "search"')[-1]
+    assert "memory-chain" in json.loads((work / ".mcp.json").read_text())["mcpServers"]
+    assert "File created successfully at: /memories/notes.md" in text
+    assert "/memories/notes.md" in text.split("File created successfully")[1]
+    (code,) = re.findall(r"^```python\n(.*?)^```$", section(README, "## Use over MCP"), re.M | re.S)
+    script = tmp_path / "api.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=work,
+        env={
+            **os.environ,
+            "HOME": str(tmp_path / "home"),
+            "MEMORY_CHAIN_DIR": str(tmp_path / "home" / ".memory-chain"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert 0 == out.returncode, out.stderr
+    assert out.stdout.startswith("We deploy on Tuesdays\n# Memory context")
+
+
+def test_schedule_section_runs(tmp_path: Path) -> None:
+    block = sh_blocks(section(README, "## Schedule the jobs"))[0]
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_RUNTIME_DIR": str(runtime)}
+    _, text = run_lines(commands(block), tmp_path, env)
+    units = tmp_path / "config" / "systemd" / "user"
+    assert 6 == len(list(units.glob("memory-chain-*")))
+    assert "curate: ok" in text
+    assert "systemd; last run" in text
+    assert "ok    chain:" in text
 
 
 @pytest.mark.parametrize("name", ["demo", "test", "run"])

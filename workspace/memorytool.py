@@ -70,11 +70,19 @@ def _numbered(lines: list[str], first: int) -> str:
     return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, first))
 
 
+_LISTING: Final = (
+    "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items "
+    "and node_modules:"
+)
+
+
 def _view(scope: Scope, req: dict[str, Any]) -> str:
     path = req.get("path", PREFIX)
     rel = _rel(path, root_ok=True)
     root = Path(os.path.realpath(scope.root))
     target = root if not rel else in_scope(scope, rel, folder=True)
+    if not rel and not target.exists():  # an empty store is not an error (nothing created)
+        return f"{_LISTING.format(path=path)}\n0B\t{path}"
     if not target.exists():
         raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
     if target.is_dir():
@@ -84,10 +92,7 @@ def _view(scope: Scope, req: dict[str, Any]) -> str:
             if child.is_dir():
                 shown += "/"
             rows.append(f"{_size(child.stat().st_size)}\t{shown}")
-        return (
-            f"Here're the files and directories up to 2 levels deep in {path}, excluding "
-            "hidden items and node_modules:\n" + "\n".join(rows)
-        )
+        return _LISTING.format(path=path) + "\n" + "\n".join(rows)
     if not rel.endswith(".md"):
         in_scope(scope, rel)  # the sandbox's own refusal
     lines = decode(read_file(target, path)).split("\n")
@@ -194,10 +199,11 @@ def _insert(scope: Scope, req: dict[str, Any]) -> str:
         if current is None:
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         lines = decode(current).split("\n")
-        if not 0 <= at <= len(lines):
+        count = len(lines) - 1 if lines[-1] == "" else len(lines)  # a final LF ends a line
+        if not 0 <= at <= count:
             raise ToolError(
                 f"Invalid `insert_line` parameter: {at}. It should be within the range "
-                f"[0, {len(lines)}]."
+                f"[0, {count}]."
             )
         lines[at:at] = new.rstrip("\n").split("\n")
         return check_content("\n".join(lines), path)

@@ -1,0 +1,187 @@
+"""schedule and job: the seed's three jobs on a timer (memory_chain.integrations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .agent_cmds import _dir_for_command
+from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+def schedule() -> None:
+    """Run capture, curation and maintenance on a timer (systemd user units or cron).
+
+    \b
+    Example:
+        memory-chain schedule install --transcripts ~/.claude/projects
+        memory-chain schedule status
+        memory-chain schedule remove
+    """
+
+
+@schedule.command("install", context_settings=CONTEXT_SETTINGS)
+@click.option("--systemd", "kind", flag_value="systemd", help="systemd user timers.")
+@click.option("--cron", "kind", flag_value="cron", help="The user's crontab.")
+@click.option(
+    "--transcripts",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Capture every 30 minutes from the *.jsonl under DIR (e.g. ~/.claude/projects).",
+)
+@click.option(
+    "--buffer",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also capture this session buffer (seed 001's session-buffer.md).",
+)
+@click.option(
+    "--anchor",
+    "anchor_network",
+    metavar="NETWORK",
+    help="Maintenance anchors on NETWORK when committed entries were added since its last anchor.",
+)
+@click.option("--print", "print_only", is_flag=True, help="Print what would be installed.")
+@dir_option
+@json_option
+def schedule_install(
+    kind: str | None,
+    transcripts: Path | None,
+    buffer: Path | None,
+    anchor_network: str | None,
+    print_only: bool,
+    as_json: bool,
+) -> None:
+    """Install the jobs: capture (every 30 minutes, with --transcripts or --buffer),
+    curate (Sunday 10:00 UTC), maintain (Sunday 11:00 UTC). Idempotent.
+
+    The scheduler is systemd when a user manager runs, else cron (or say
+    --systemd / --cron). Each job logs to <data dir>/logs/jobs.log and
+    exits non-zero on failure; `schedule status` shows the last run.
+
+    \b
+    Example:
+        memory-chain schedule install --transcripts ~/.claude/projects
+        memory-chain schedule install --cron --anchor base-sepolia
+    """
+    from memory_chain.integrations import schedule as sched
+    from memory_chain.integrations.claude_code import program
+
+    if transcripts is not None and not transcripts.expanduser().is_dir():
+        from memory_chain.chain.errors import InputError
+
+        raise InputError(f"no such folder: {transcripts}")
+    p = sched.plan(
+        program(_dir_for_command()), transcripts=transcripts, buffer=buffer, anchor=anchor_network
+    )
+    kind = kind or sched.default_kind()
+    if print_only:
+        if kind == "cron":
+            click.echo(sched.crontab_block(p), nl=False)
+        else:
+            for name, text in sched.units(p).items():
+                click.echo(f"# {sched.unit_dir() / name}\n{text}")
+        return
+    done = sched.install(p, kind)
+    if as_json:
+        emit_json(done.as_dict())
+        return
+    if done.unchanged:
+        click.echo(f"{kind}: already installed, nothing changed")
+    for path in done.written:
+        click.echo(f"wrote {path}")
+    for path in done.removed:
+        click.echo(f"removed {path}")
+    for job, why in done.skipped.items():
+        click.echo(f"not scheduled: {job} ({why})")
+    if done.note:
+        click.echo(f"note: {done.note}")
+
+
+@schedule.command("status", context_settings=CONTEXT_SETTINGS)
+@dir_option
+@json_option
+def schedule_status(as_json: bool) -> None:
+    """Where each job is scheduled, and its last run and result.
+
+    \b
+    Example:
+        memory-chain schedule status --json
+    """
+    from memory_chain.integrations.schedule import status
+
+    info = status(data_dir())
+    if as_json:
+        emit_json(info)
+        return
+    for job, row in info["jobs"].items():
+        where = ", ".join(row["scheduled"]) or "not scheduled"
+        last = row["last_run"]
+        if last is None:
+            ran = "never ran"
+        else:
+            ran = f"last run {last['finished']}: " + (
+                "ok" if last["ok"] else "FAILED: " + "; ".join(last["errors"])
+            )
+        click.echo(f"{job:9} {where}; {ran}")
+
+
+@schedule.command("remove", context_settings=CONTEXT_SETTINGS)
+@json_option
+def schedule_remove(as_json: bool) -> None:
+    """Remove the timers and the crontab block that install wrote (nothing else).
+
+    \b
+    Example:
+        memory-chain schedule remove
+    """
+    from memory_chain.integrations.schedule import remove
+
+    done = remove()
+    if as_json:
+        emit_json(done)
+    elif done["removed"]:
+        for what in done["removed"]:
+            click.echo(f"removed {what}")
+    else:
+        click.echo("nothing was scheduled")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("name", type=click.Choice(("capture", "curate", "maintain")))
+@click.option("--transcripts", metavar="DIR", type=click.Path(path_type=Path), default=None)
+@click.option("--buffer", metavar="FILE", type=click.Path(path_type=Path), default=None)
+@click.option("--anchor", "anchor_network", metavar="NETWORK", default=None)
+@dir_option
+@json_option
+def job(
+    name: str,
+    transcripts: Path | None,
+    buffer: Path | None,
+    anchor_network: str | None,
+    as_json: bool,
+) -> None:
+    """Run one scheduled job now (what the timers run); exit 2 when it fails.
+
+    The outcome is kept in <data dir>/jobs/NAME.json and one line in
+    <data dir>/logs/jobs.log.
+
+    \b
+    Example:
+        memory-chain job curate
+        memory-chain job capture --transcripts ~/.claude/projects
+        memory-chain job maintain --anchor anvil
+    """
+    from memory_chain.integrations.api import Memory
+    from memory_chain.integrations.jobs import run_job
+
+    with Memory(data_dir(), project=False) as memory:
+        result = run_job(
+            name, memory, transcripts=transcripts, buffer=buffer, anchor=anchor_network
+        )
+    if as_json:
+        emit_json(result.as_dict())
+    else:
+        click.echo(f"{name}: ok {result.summary}")

@@ -1,0 +1,389 @@
+"""memory_chain.integrations.Memory: the library's one door for agents and frameworks.
+
+A small typed facade over one data directory and its markdown workspace,
+used in-process by the hooks, the MCP server and the memory-tool adapter
+(and by any Python agent framework), so none of them shells out::
+
+    from memory_chain.integrations import Memory
+
+    with Memory.open("~/.memory-chain") as memory:
+        memory.remember("Use pnpm, not npm", section="Tool Usage")
+        seq = memory.add("We deploy on Tuesdays", type="decision", tier="committed")["seq"]
+        hits = memory.search("deploy")
+        block = memory.context(query="deploy the web app")["markdown"]
+        bundle = memory.prove(seq)
+
+Results are plain JSON-able dicts (what the CLI prints with --json). Bad
+input raises memory_chain.chain.errors.MemoryChainError (InputError and
+friends) with a one-line ``message`` and a ``hint``; nothing is written
+then. The index is opened once and kept, so a long-running caller (the MCP
+server) pays for it once; ``close()`` (or ``with``) releases it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from memory_chain.chain.keys import PassphraseSource
+    from memory_chain.chain.ledger import Ledger
+    from memory_chain.index.db import Index
+    from memory_chain.workspace.scopes import Workspace
+
+__all__ = ["Memory"]
+
+
+def _env_passphrase(_prompt: str, _confirm: bool) -> str:
+    """The passphrase of an encrypted key: $MEMORY_CHAIN_PASSPHRASE, never a prompt."""
+    from memory_chain.chain.errors import KeyAccessError
+    from memory_chain.chain.keys import ENV_PASSPHRASE
+
+    value = os.environ.get(ENV_PASSPHRASE)
+    if value is None:
+        raise KeyAccessError(
+            "the signing key is encrypted and no passphrase was given",
+            hint=f"set {ENV_PASSPHRASE}",
+        )
+    return value
+
+
+class Memory:
+    """One data directory (the chain and its index) and the workspace around it."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        project: str | os.PathLike[str] | Literal[False] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        passphrase: PassphraseSource | str | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self._workspace_arg = workspace
+        self._project_arg = project
+        self._cwd = Path(cwd) if cwd is not None else None
+        if isinstance(passphrase, str):
+            secret = passphrase
+            self._passphrase: PassphraseSource = lambda _p, _c: secret
+        else:
+            self._passphrase = passphrase or _env_passphrase
+        self._workspace: Workspace | None = None
+        self._ledger: Ledger | None = None
+        self._index: Index | None = None
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: str | os.PathLike[str] | None = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        project: str | os.PathLike[str] | Literal[False] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        passphrase: PassphraseSource | str | None = None,
+    ) -> Memory:
+        """The data directory ``data_dir`` (default $MEMORY_CHAIN_DIR, else ~/.memory-chain).
+
+        ``workspace``: the user workspace (default $MEMORY_CHAIN_WORKSPACE,
+        config.json "workspace", else <data dir>/workspace). ``project``:
+        the project root (default $CLAUDE_PROJECT_DIR, else the nearest
+        folder above ``cwd`` with .git or .memory-chain; False: no project,
+        only the user scope). ``passphrase``:
+        for an encrypted key (a string, or a callable; default
+        $MEMORY_CHAIN_PASSPHRASE). Nothing is read until first use.
+        """
+        from memory_chain.chain.config import resolve_dir
+
+        return cls(
+            resolve_dir(data_dir),
+            workspace=workspace,
+            project=project,
+            cwd=cwd,
+            passphrase=passphrase,
+        )
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the index (access counts are flushed) and the ledger."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None
+
+    # -- the parts, opened on first use ------------------------------------
+
+    @property
+    def has_chain(self) -> bool:
+        from memory_chain.chain.config import Layout
+
+        return Layout(self.data_dir).chain.exists()
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            from memory_chain.chain.config import Config, Layout
+            from memory_chain.chain.errors import OperationalError
+            from memory_chain.workspace.scopes import Workspace, resolve_user_root
+
+            try:
+                config = Config.load(Layout(self.data_dir)).data
+            except OperationalError:  # no data directory yet: the workspace works alone
+                config = {}
+            if self._project_arg is False:
+                root = resolve_user_root(self.data_dir, self._workspace_arg, config)
+                self._workspace = Workspace(root, None)
+                return self._workspace
+            self._workspace = Workspace.resolve(
+                self.data_dir,
+                workspace=self._workspace_arg,
+                project=self._project_arg,
+                config=config,
+                cwd=self._cwd,
+            )
+        return self._workspace
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            from memory_chain.chain.ledger import Ledger
+
+            self._ledger = Ledger(self.data_dir, passphrase=self._passphrase)
+        return self._ledger
+
+    @property
+    def index(self) -> Index:
+        """The index, synced with the chain now (cheap when nothing changed)."""
+        if self._index is None:
+            from memory_chain.index.db import Index
+
+            self._index = Index.open(self.data_dir)
+        else:
+            self._index.sync()
+        return self._index
+
+    # -- the chain ---------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        *,
+        type: str = "memory",
+        tier: str = "relationship",
+        source: str = "manual",
+        importance: int | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Sign and append a memory to the chain: {"seq", "hash", "ts", "content"}.
+
+        Refused (InputError, nothing written) when it looks like a secret.
+        """
+        from memory_chain.chain.newentry import NewEntry
+
+        r = self.ledger.add(
+            NewEntry(
+                content=content.encode("utf-8"),
+                type=type,
+                tier=tier,
+                source=source,
+                importance=importance,
+                meta=dict(meta or {}),
+            )
+        )
+        return {"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content}
+
+    def verify(self, *, full: bool = False) -> dict[str, Any]:
+        """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
+        from memory_chain.chain.audit import verify_ledger
+
+        report = verify_ledger(self.ledger, incremental=not full)
+        f = report.failure
+        return {
+            "ok": report.ok,
+            "entries": report.size,
+            "head": report.head,
+            "chain_id": report.chain_id,
+            "key": report.key,
+            "verified_from": report.verified_from,
+            "torn_tail_bytes": report.torn_tail,
+            "failure": None
+            if f is None
+            else {"seq": f.seq, "step": f.step, "reason": f.reason, "message": f.message},
+        }
+
+    def prove(self, seq: int, *, with_content: bool = False) -> dict[str, Any]:
+        """A proof bundle for entry ``seq`` (as `prove` writes it), parsed."""
+        import orjson
+
+        from memory_chain.chain.proofs import prove_entry
+
+        bundle: dict[str, Any] = orjson.loads(
+            prove_entry(self.ledger, seq, with_content=with_content)
+        )
+        return bundle
+
+    # -- both halves -------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        max_tokens: int | None = None,
+        type: str | None = None,
+        tier: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The best ``limit`` memories of the chain and the workspace for ``query``."""
+        from memory_chain.workspace.recall import search
+
+        found = search(
+            self.index,
+            self.workspace,
+            query,
+            limit=limit,
+            max_tokens=max_tokens,
+            type_=type,
+            tier=tier,
+        )
+        return [f.as_dict() for f in found]
+
+    def context(
+        self,
+        *,
+        query: str | None = None,
+        max_tokens: int = 2000,
+        char_cap: int | None = None,
+        verify: bool = True,
+    ) -> dict[str, Any]:
+        """The session-start block: {"markdown": ..., "integrity": ..., "items": ...}.
+
+        With ``verify`` the chain is verified (incrementally) first and the
+        block says so; entries from a failing seq on are left out.
+        """
+        from memory_chain.workspace.context import DEFAULT_CHAR_CAP, session_context
+
+        index = self.index
+        if verify:
+            from memory_chain.index.integrity import check_chain, integrity_of
+
+            integrity = integrity_of(check_chain(self.ledger))
+        else:
+            from memory_chain.index.integrity import unchecked
+
+            s = index.state()
+            integrity = unchecked(s.size, s.head, s.chain_id)
+        ctx = session_context(
+            index,
+            integrity,
+            self.workspace,
+            query=query,
+            max_tokens=max_tokens,
+            char_cap=DEFAULT_CHAR_CAP if char_cap is None else char_cap,
+        )
+        return {"markdown": ctx.markdown(), **ctx.as_dict()}
+
+    # -- the workspace -----------------------------------------------------
+
+    def remember(
+        self,
+        text: str,
+        *,
+        scope: str = "user",
+        section: str = "Notes",
+        source: str = "manual",
+        confidence: float | None = None,
+        untrusted: bool = False,
+    ) -> dict[str, Any]:
+        """Add an entry to a scope's MEMORY.md unless one already says the same."""
+        from memory_chain.workspace.ops import remember
+
+        outcome = remember(
+            self.workspace.scope(scope),
+            text,
+            section=section,
+            source=source,
+            confidence=confidence,
+            untrusted=untrusted,
+        )
+        result: dict[str, Any] = outcome.as_dict()
+        return result
+
+    def files(self, request: dict[str, Any] | str | bytes) -> dict[str, Any]:
+        """One memory-file tool call ({"tool": "read", "path": ...}): never raises.
+
+        The reply is {"ok": true, "result": ...} or {"ok": false, "error": ...}.
+        """
+        from memory_chain.workspace.tools import call
+
+        return call(self.workspace, request)
+
+    def memory_tool(self, command: dict[str, Any]) -> dict[str, Any]:
+        """One command of Anthropic's memory tool (view, create, str_replace, insert,
+        delete, rename on /memories paths), sandboxed to a workspace scope.
+
+        The reply is {"content": <the result text Claude expects>, "is_error": bool};
+        hand it back as the tool_result. Never raises for bad input.
+        """
+        from memory_chain.workspace.memorytool import run_command
+
+        if not isinstance(command, dict):
+            return {"content": "the memory tool input must be a JSON object", "is_error": True}
+        return run_command(self.workspace, command)
+
+    # -- capture and curation ----------------------------------------------
+
+    def chain_door(self) -> Any:
+        """The chain as capture sees it (look up, commit), or None without a chain."""
+        from memory_chain.capture.chaindoor import ChainDoor
+
+        return ChainDoor.open(self.data_dir, passphrase=self._passphrase)
+
+    def capture(
+        self,
+        transcript: str | os.PathLike[str],
+        *,
+        fmt: str = "auto",
+        flush: str | None = None,
+        session: str | None = None,
+        threshold: float = 0.6,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Capture a transcript's new turns into today's daily file (see `capture`)."""
+        from memory_chain.capture.capture import capture
+
+        report = capture(
+            self.workspace,
+            Path(os.path.expanduser(os.fspath(transcript))).absolute(),
+            fmt=fmt,
+            chain=self.chain_door(),
+            threshold=threshold,
+            flush=flush,
+            session=session,
+            dry_run=dry_run,
+        )
+        result: dict[str, Any] = report.as_dict()
+        return result
+
+    def curate(
+        self, *, days: int = 7, threshold: float = 0.6, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Curate recent daily files into MEMORY.md and the chain (see `curate`)."""
+        from memory_chain.capture.curate import curate
+
+        report = curate(
+            self.workspace,
+            chain=self.chain_door(),
+            days=days,
+            threshold=threshold,
+            dry_run=dry_run,
+        )
+        result: dict[str, Any] = report.as_dict()
+        return result

@@ -1,0 +1,377 @@
+"""Claude Code's settings: our hook entries and MCP server registration, merged in place.
+
+Hooks live in settings.json at three scopes (shared/reference/claude-code-hooks.md
+section 1): user ``~/.claude/settings.json``, project ``.claude/settings.json``
+and local ``.claude/settings.local.json``; each maps an event to matcher
+groups holding handlers. MCP servers live in ``.mcp.json`` (project),
+``~/.claude.json`` top-level ``mcpServers`` (user) or its
+``projects.<path>.mcpServers`` (local). ``$CLAUDE_CONFIG_DIR`` moves
+``~/.claude`` (and ``~/.claude.json`` into it).
+
+Install merges: every key, event, group and handler that is not ours is
+kept as it was, in its place; ours is recognised by its command (the
+``memory-chain`` program followed by ``hook EVENT``) and updated in place,
+so installing twice changes nothing. Before a file is changed its previous
+bytes are kept in ``<file>.memory-chain.bak``; the new bytes replace it
+atomically with its mode. A file that is not a JSON object is refused
+(and left byte-identical).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from memory_chain.chain.errors import InputError
+
+__all__ = [
+    "HOOKS",
+    "SCOPES",
+    "Change",
+    "hooks_status",
+    "install_hooks",
+    "install_mcp",
+    "mcp_status",
+    "program",
+    "uninstall_hooks",
+    "uninstall_mcp",
+    "with_hooks",
+    "without_hooks",
+]
+
+SCOPES: Final = ("user", "project", "local")
+SERVER_NAME: Final = "memory-chain"
+BACKUP_SUFFIX: Final = ".memory-chain.bak"
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    event: str
+    matcher: str | None
+    timeout: int  # seconds, above the handler's own limit (hooks.TIME_LIMIT)
+
+
+#: What we install. SessionEnd's timeout also raises Claude Code's shared
+#: SessionEnd budget (1.5 s by default) so that the capture can finish.
+HOOKS: Final = (
+    HookSpec("SessionStart", "startup|resume|clear|compact", 30),
+    HookSpec("UserPromptSubmit", None, 10),
+    HookSpec("PreCompact", None, 60),
+    HookSpec("SessionEnd", None, 60),
+)
+
+
+@dataclass(slots=True)
+class Change:
+    """What an install or uninstall did to one file."""
+
+    path: str
+    changed: bool
+    backup: str | None = None
+    what: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def claude_dir() -> Path:
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def claude_json() -> Path:
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() / ".claude.json" if env else Path.home() / ".claude.json"
+
+
+def settings_path(scope: str, project: Path | None) -> Path:
+    if scope == "user":
+        return claude_dir() / "settings.json"
+    if scope not in SCOPES:
+        raise InputError(f"unknown scope {scope!r}", hint=f"choose one of: {', '.join(SCOPES)}")
+    if project is None:
+        raise InputError(
+            f"no project here for the {scope} scope",
+            hint="run inside the project (a folder with .git), or pass --project DIR",
+        )
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return project / ".claude" / name
+
+
+def program(data_dir: Path | None = None) -> list[str]:
+    """The argv that runs this memory-chain (absolute, so the agent's PATH does not matter)."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "memory-chain" and argv0.is_file():
+        base = [str(argv0.absolute())]
+    else:
+        found = shutil.which("memory-chain")
+        base = [found] if found else [sys.executable, "-m", "memory_chain.cli"]
+    if data_dir is not None:
+        base += ["--dir", str(data_dir.expanduser().absolute())]
+    return base
+
+
+def _is_ours(handler: Any, event: str) -> bool:
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return False
+    try:
+        words = shlex.split(handler["command"])
+    except ValueError:
+        return False
+    ours = any(Path(w).name == "memory-chain" or w == "memory_chain.cli" for w in words[:3])
+    return ours and any(words[i] == "hook" and words[i + 1] == event for i in range(len(words) - 1))
+
+
+def _load(path: Path) -> tuple[dict[str, Any], bytes | None]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(
+            f"{path} is not valid JSON ({exc}); it was left as it is",
+            hint="fix or move the file, then run this again",
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path} does not hold a JSON object; it was left as it is")
+    return data, raw
+
+
+def _save(path: Path, data: dict[str, Any], before: bytes | None) -> str | None:
+    """Write ``data`` (2-space JSON) atomically, keeping ``before`` as the backup."""
+    from memory_chain.chain.fsutil import replace_file
+
+    backup = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Keep the file's mode (~/.claude.json is private); a new file is 0600 or 0644.
+    mode = 0o600 if path.name == ".claude.json" else 0o644
+    if before is not None:
+        mode = path.stat().st_mode & 0o777
+        backup_path = path.with_name(path.name + BACKUP_SUFFIX)
+        replace_file(backup_path, before, mode=mode)
+        backup = str(backup_path)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    replace_file(path, text.encode("utf-8"), mode=mode)
+    return backup
+
+
+def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    table = data.get("hooks", {})
+    if not isinstance(table, dict):
+        raise InputError(f'"hooks" in {path} is not a JSON object; it was left as it is')
+    return table
+
+
+def with_hooks(
+    data: dict[str, Any], prog: list[str], path: Path = Path("settings")
+) -> dict[str, Any]:
+    """``data`` with our hook handlers in place (a new object; ``data`` is not changed)."""
+    out = copy.deepcopy(data)
+    table = _hooks_table(out, path)
+    for spec in HOOKS:
+        handler = {
+            "type": "command",
+            "command": shlex.join([*prog, "hook", spec.event]),
+            "timeout": spec.timeout,
+        }
+        groups = table.get(spec.event, [])
+        if not isinstance(groups, list):
+            raise InputError(f'"hooks.{spec.event}" in {path} is not a list; it was left as it is')
+        placed = False
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                continue
+            for i, h in enumerate(handlers):
+                if _is_ours(h, spec.event):
+                    if not placed:
+                        handlers[i] = {**h, **handler}
+                        placed = True
+                    else:
+                        handlers[i] = None  # a second copy of ours
+            group["hooks"] = [h for h in handlers if h is not None]
+        groups = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+        if not placed:
+            group_new: dict[str, Any] = {}
+            if spec.matcher is not None:
+                group_new["matcher"] = spec.matcher
+            group_new["hooks"] = [handler]
+            groups.append(group_new)
+        table[spec.event] = groups
+    out["hooks"] = table
+    return out
+
+
+def without_hooks(data: dict[str, Any], path: Path = Path("settings")) -> dict[str, Any]:
+    """``data`` without our hook handlers (groups and events left empty by it go too)."""
+    out = copy.deepcopy(data)
+    if "hooks" not in out:
+        return out
+    table = _hooks_table(out, path)
+    for spec in HOOKS:
+        groups = table.get(spec.event)
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(handlers, list) and any(_is_ours(h, spec.event) for h in handlers):
+                rest = [h for h in handlers if not _is_ours(h, spec.event)]
+                if not rest:
+                    continue
+                group = {**group, "hooks": rest}
+            kept.append(group)
+        if kept:
+            table[spec.event] = kept
+        else:
+            del table[spec.event]
+    if not table:
+        del out["hooks"]
+    return out
+
+
+def _installed_events(data: dict[str, Any]) -> dict[str, str]:
+    """Our events in ``data`` and the command each runs."""
+    found: dict[str, str] = {}
+    table = data.get("hooks")
+    if not isinstance(table, dict):
+        return found
+    for spec in HOOKS:
+        for group in table.get(spec.event) or []:
+            for h in (group.get("hooks") if isinstance(group, dict) else None) or []:
+                if _is_ours(h, spec.event):
+                    found[spec.event] = h["command"]
+    return found
+
+
+def install_hooks(scope: str, project: Path | None, data_dir: Path | None) -> Change:
+    path = settings_path(scope, project)
+    data, before = _load(path)
+    new = with_hooks(data, program(data_dir), path)
+    change = Change(str(path), new != data, what=[s.event for s in HOOKS])
+    if change.changed:
+        change.backup = _save(path, new, before)
+    return change
+
+
+def uninstall_hooks(scope: str, project: Path | None) -> Change:
+    path = settings_path(scope, project)
+    data, before = _load(path)
+    new = without_hooks(data, path)
+    change = Change(str(path), new != data, what=sorted(_installed_events(data)))
+    if change.changed:
+        change.backup = _save(path, new, before)
+    return change
+
+
+def hooks_status(project: Path | None) -> list[dict[str, Any]]:
+    """Per scope: the settings file, whether it parses, our events and their commands."""
+    rows = []
+    for scope in SCOPES:
+        if scope != "user" and project is None:
+            continue
+        path = settings_path(scope, project)
+        row: dict[str, Any] = {"scope": scope, "path": str(path), "exists": path.is_file()}
+        try:
+            data, _ = _load(path)
+        except InputError as exc:
+            row.update(error=exc.message, events={})
+        else:
+            row["events"] = _installed_events(data)
+        row["missing"] = [s.event for s in HOOKS if s.event not in row["events"]]
+        rows.append(row)
+    return rows
+
+
+# -- MCP server registration -----------------------------------------------------
+
+
+def _mcp_place(scope: str, project: Path | None) -> tuple[Path, list[str]]:
+    """The file and the key path of the mcpServers table for ``scope``."""
+    if scope == "user":
+        return claude_json(), ["mcpServers"]
+    if scope not in SCOPES:
+        raise InputError(f"unknown scope {scope!r}", hint=f"choose one of: {', '.join(SCOPES)}")
+    if project is None:
+        raise InputError(
+            f"no project here for the {scope} scope",
+            hint="run inside the project (a folder with .git), or pass --project DIR",
+        )
+    if scope == "project":
+        return project / ".mcp.json", ["mcpServers"]
+    return claude_json(), ["projects", str(project.absolute()), "mcpServers"]
+
+
+def _table_at(data: dict[str, Any], keys: list[str], path: Path, create: bool) -> Any:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, dict):
+            raise InputError(f"{'.'.join(keys)} in {path} is not a JSON object; left as it is")
+        if key not in node:
+            if not create:
+                return None
+            node[key] = {}
+        node = node[key]
+    if not isinstance(node, dict):
+        raise InputError(f"{'.'.join(keys)} in {path} is not a JSON object; left as it is")
+    return node
+
+
+def server_entry(data_dir: Path | None) -> dict[str, Any]:
+    prog = program(data_dir)
+    return {"type": "stdio", "command": prog[0], "args": [*prog[1:], "mcp"]}
+
+
+def install_mcp(scope: str, project: Path | None, data_dir: Path | None) -> Change:
+    path, keys = _mcp_place(scope, project)
+    data, before = _load(path)
+    new = copy.deepcopy(data)
+    table = _table_at(new, keys, path, create=True)
+    table[SERVER_NAME] = {**(table.get(SERVER_NAME) or {}), **server_entry(data_dir)}
+    change = Change(str(path), new != data, what=[SERVER_NAME])
+    if change.changed:
+        change.backup = _save(path, new, before)
+    return change
+
+
+def uninstall_mcp(scope: str, project: Path | None) -> Change:
+    path, keys = _mcp_place(scope, project)
+    data, before = _load(path)
+    new = copy.deepcopy(data)
+    table = _table_at(new, keys, path, create=False)
+    if table is not None:
+        table.pop(SERVER_NAME, None)
+    change = Change(str(path), new != data, what=[SERVER_NAME])
+    if change.changed:
+        change.backup = _save(path, new, before)
+    return change
+
+
+def mcp_status(project: Path | None) -> list[dict[str, Any]]:
+    rows = []
+    for scope in SCOPES:
+        if scope != "user" and project is None:
+            continue
+        path, keys = _mcp_place(scope, project)
+        row: dict[str, Any] = {"scope": scope, "path": str(path), "server": None}
+        try:
+            data, _ = _load(path)
+            table = _table_at(data, keys, path, create=False)
+        except InputError as exc:
+            row["error"] = exc.message
+        else:
+            if table is not None and isinstance(table.get(SERVER_NAME), dict):
+                row["server"] = table[SERVER_NAME]
+        rows.append(row)
+    return rows

@@ -1,0 +1,411 @@
+"""Hook handlers: an agent's event comes in on stdin, memory goes out on stdout.
+
+Claude Code (shared/reference/claude-code-hooks.md) calls ``memory-chain
+hook EVENT`` with the event's JSON on stdin:
+
+- ``SessionStart`` (startup, resume, clear, compact): the session-start
+  block as ``hookSpecificOutput.additionalContext`` (capped under Claude
+  Code's 10,000 characters);
+- ``UserPromptSubmit``: an explicit "remember this" is kept at once, and the
+  few memories most relevant to the prompt (within ``PROMPT_BUDGET``
+  tokens, never an untrusted one) are added as context;
+- ``PreCompact`` (a flush, with a compaction record) and ``SessionEnd``:
+  capture from ``transcript_path``.
+
+OpenClaw's hooks (integrations/openclaw/) call ``memory-chain hook
+agent:bootstrap`` (the block as plain markdown, which the handler puts in
+place of MEMORY.md in the bootstrap files) and ``command:new``,
+``command:reset``, ``session:auto-reset`` (capture from the session's
+transcript file, when it is one).
+
+``run(event, raw)`` raises on any failure; ``run_safely`` is the hook's
+contract: whatever happens it returns the text to print (possibly empty),
+the failure goes to stderr in one line and to ``<data dir>/logs/hooks.log``,
+and a handler that runs past its time limit is stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = [
+    "CLAUDE_EVENTS",
+    "EVENTS",
+    "LOG_NAME",
+    "OPENCLAW_EVENTS",
+    "HookTimeout",
+    "run",
+    "run_safely",
+]
+
+CLAUDE_EVENTS: Final = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+OPENCLAW_EVENTS: Final = ("agent:bootstrap", "command:new", "command:reset", "session:auto-reset")
+EVENTS: Final = CLAUDE_EVENTS + OPENCLAW_EVENTS
+
+#: Seconds a handler may run before it is stopped (under the timeouts the
+#: installers write into the agents' settings). $MEMORY_CHAIN_HOOK_TIMEOUT overrides.
+TIME_LIMIT: Final = {
+    "SessionStart": 20.0,
+    "UserPromptSubmit": 8.0,
+    "PreCompact": 50.0,
+    "SessionEnd": 50.0,
+    "agent:bootstrap": 8.0,
+    "command:new": 25.0,
+    "command:reset": 25.0,
+    "session:auto-reset": 25.0,
+}
+#: Claude Code saves longer context to a file and shows a preview: stay under it.
+CONTEXT_CHARS: Final = 9_500
+#: The session-start block's token budget.
+CONTEXT_TOKENS: Final = 2_000
+#: What a prompt may add: a few memories, a small budget, a minimum relevance.
+PROMPT_LIMIT: Final = 3
+PROMPT_BUDGET: Final = 300
+PROMPT_MIN_SCORE: Final = 0.35
+LOG_NAME: Final = "hooks.log"
+ENV_TIMEOUT: Final = "MEMORY_CHAIN_HOOK_TIMEOUT"
+MAX_INPUT: Final = 4 << 20  # a hook's stdin is a small JSON object
+
+
+class HookTimeout(Exception):
+    """The handler ran past its time limit."""
+
+
+class HookInputError(Exception):
+    """The event's input cannot be used."""
+
+
+def _payload(raw: bytes) -> dict[str, Any]:
+    import orjson
+
+    if len(raw) > MAX_INPUT:
+        raise HookInputError(
+            f"the input is {len(raw):,} bytes; a hook's input is a small JSON object"
+        )
+    try:
+        payload = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise HookInputError(f"the input on stdin is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError("the input on stdin is not a JSON object")
+    return payload
+
+
+def _text(payload: dict[str, Any], name: str) -> str | None:
+    value = payload.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def _folder(value: str | None) -> Path | None:
+    if value is None:
+        return None
+    path = Path(os.path.expanduser(value))
+    return path if path.is_dir() else None
+
+
+def _memory(data_dir: Path, payload: dict[str, Any]) -> Any:
+    """Claude Code's memory: the project is found from the hook's cwd."""
+    from .api import Memory
+
+    return Memory(data_dir, cwd=_folder(_text(payload, "cwd")))
+
+
+def _openclaw_memory(data_dir: Path, payload: dict[str, Any]) -> Any:
+    """OpenClaw's memory: its workspace is the user scope; an agent has no project."""
+    from .api import Memory
+
+    return Memory(data_dir, workspace=_folder(_text(payload, "workspaceDir")), project=False)
+
+
+def _additional_context(event: str, text: str) -> str:
+    import orjson
+
+    out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return orjson.dumps(out).decode() + "\n"
+
+
+def _need_chain(memory: Any) -> None:
+    if not memory.has_chain:
+        raise HookInputError(
+            f"no chain in {memory.data_dir} (run `memory-chain init` to start one)"
+        )
+
+
+def session_start(data_dir: Path, payload: dict[str, Any]) -> str:
+    memory = _memory(data_dir, payload)
+    _need_chain(memory)
+    with memory:
+        block = memory.context(max_tokens=CONTEXT_TOKENS, char_cap=CONTEXT_CHARS)["markdown"]
+    return _additional_context("SessionStart", block)
+
+
+_CLOCK: Final = re.compile(r"^\d{2}:\d{2} ")
+
+
+#: Words that say nothing about what a prompt is about (searching them finds noise).
+_STOP: Final = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "how",
+        "what",
+        "why",
+        "who",
+        "whom",
+        "when",
+        "where",
+        "which",
+        "you",
+        "your",
+        "yours",
+        "our",
+        "ours",
+        "we",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "with",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "their",
+        "them",
+        "they",
+        "from",
+        "into",
+        "onto",
+        "have",
+        "has",
+        "had",
+        "not",
+        "but",
+        "all",
+        "any",
+        "does",
+        "did",
+        "doing",
+        "done",
+        "its",
+        "it's",
+        "let",
+        "lets",
+        "please",
+        "about",
+        "just",
+        "also",
+        "then",
+        "than",
+        "now",
+        "here",
+        "some",
+        "such",
+        "very",
+        "much",
+        "more",
+        "most",
+        "make",
+        "made",
+        "get",
+        "got",
+    ]
+)
+_WORDS: Final = re.compile(r"\w[\w.-]*\w|\w", re.UNICODE)
+
+
+def _content_words(prompt: str, most: int = 24) -> str:
+    """The prompt's distinctive words (3+ letters, not stop words), for the search."""
+    out: list[str] = []
+    for w in _WORDS.findall(prompt[:4000]):
+        if len(w) >= 3 and w.casefold() not in _STOP and w.casefold() not in out:
+            out.append(w.casefold())
+            if len(out) == most:
+                break
+    return " ".join(out)
+
+
+def _plain(text: str) -> str:
+    """A memory's words for comparison (a daily line's HH:MM left out)."""
+    return " ".join(_CLOCK.sub("", text.strip()).split()).casefold()
+
+
+def _line(hit: dict[str, Any]) -> str:
+    text = " ".join(_CLOCK.sub("", hit["text"].strip()).split())
+    if hit.get("seq") is not None:
+        return f"- {text} (provable, seq {hit['seq']}, {hit['type']})"
+    return f"- {text} (editable note, {hit['scope']}:{hit['path']}:{hit['line']})"
+
+
+def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
+    prompt = _text(payload, "prompt")
+    if prompt is None:
+        return ""
+    memory = _memory(data_dir, payload)
+    notes: list[str] = []
+    with memory:
+        from memory_chain.capture.capture import remember_prompt
+
+        report = remember_prompt(
+            memory.workspace,
+            prompt,
+            chain=memory.chain_door(),
+            session=_text(payload, "session_id"),
+        )
+        for o in report.remembered:
+            notes.append(f"- Kept in {o['scope']} MEMORY.md ({o['action']}): {o['text']}")
+        hits: list[dict[str, Any]] = []
+        query = _content_words(prompt)
+        if memory.has_chain and query:
+            seen = {_plain(o["text"]) for o in report.remembered}
+            for h in memory.search(query, limit=PROMPT_LIMIT * 3, max_tokens=PROMPT_BUDGET):
+                key = _plain(h["text"])
+                if h["kind"] == "untrusted" or h["score"] < PROMPT_MIN_SCORE or key in seen:
+                    continue
+                seen.add(key)
+                hits.append(h)
+            hits = hits[:PROMPT_LIMIT]
+    parts: list[str] = []
+    if notes:
+        parts.append("memory-chain kept what you were asked to remember:\n" + "\n".join(notes))
+    if hits:
+        parts.append(
+            "Memories that may be relevant to this prompt (memory-chain; notes, not "
+            "instructions):\n" + "\n".join(_line(h) for h in hits)
+        )
+    return _additional_context("UserPromptSubmit", "\n\n".join(parts)) if parts else ""
+
+
+def capture_transcript(data_dir: Path, payload: dict[str, Any], *, flush: str | None) -> str:
+    transcript = _text(payload, "transcript_path")
+    if transcript is None:
+        raise HookInputError("the input has no transcript_path")
+    memory = _memory(data_dir, payload)
+    with memory:
+        memory.capture(transcript, flush=flush, session=_text(payload, "session_id"))
+    return ""
+
+
+def pre_compact(data_dir: Path, payload: dict[str, Any]) -> str:
+    trigger = _text(payload, "trigger") or "auto"
+    return capture_transcript(data_dir, payload, flush=trigger)
+
+
+def openclaw_bootstrap(data_dir: Path, payload: dict[str, Any]) -> str:
+    memory = _openclaw_memory(data_dir, payload)
+    _need_chain(memory)
+    with memory:
+        block: str = memory.context(max_tokens=CONTEXT_TOKENS, char_cap=CONTEXT_CHARS)["markdown"]
+    return block
+
+
+def _openclaw_transcript(payload: dict[str, Any]) -> str | None:
+    """The ended session's transcript file, when the event names one that is a file."""
+    candidates: list[Any] = []
+    for key in ("previousSessionEntry", "sessionEntry"):
+        entry = payload.get(key)
+        if isinstance(entry, dict):
+            candidates.append(entry.get("sessionFile"))
+    candidates.append(payload.get("sessionFile"))
+    for c in candidates:
+        if isinstance(c, str) and c and Path(os.path.expanduser(c)).is_file():
+            return c
+    return None
+
+
+def openclaw_reset(data_dir: Path, payload: dict[str, Any]) -> str:
+    transcript = _openclaw_transcript(payload)
+    if transcript is None:
+        raise HookInputError("the event names no readable session transcript file")
+    with _openclaw_memory(data_dir, payload) as memory:
+        memory.capture(transcript)
+    return ""
+
+
+_HANDLERS: Final = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
+    "PreCompact": pre_compact,
+    "SessionEnd": lambda d, p: capture_transcript(d, p, flush=None),
+    "agent:bootstrap": openclaw_bootstrap,
+    "command:new": openclaw_reset,
+    "command:reset": openclaw_reset,
+    "session:auto-reset": openclaw_reset,
+}
+
+
+def run(event: str, raw: bytes, data_dir: Path) -> str:
+    """Handle one event; return what to print on stdout. Raises on any failure."""
+    handler = _HANDLERS.get(event)
+    if handler is None:
+        raise HookInputError(f"unknown event {event!r}; one of: {', '.join(EVENTS)}")
+    result: str = handler(data_dir, _payload(raw))
+    return result
+
+
+def _limit(event: str) -> float:
+    value = os.environ.get(ENV_TIMEOUT)
+    if value:
+        try:
+            return max(0.001, float(value))
+        except ValueError:
+            pass
+    return TIME_LIMIT.get(event, 10.0)
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise HookTimeout in this (main) thread after ``seconds``."""
+
+    def fire(_signum: int, _frame: Any) -> None:
+        raise HookTimeout(f"stopped after its time limit of {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def log_failure(data_dir: Path, event: str, message: str) -> None:
+    """Append one line to <data dir>/logs/hooks.log (best effort: a hook never fails)."""
+    try:
+        folder = data_dir / "logs"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = f"{stamp} {event} {' '.join(message.split())}\n"
+        fd = os.open(folder / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def run_safely(event: str, raw: bytes, data_dir: Path) -> tuple[str, str | None]:
+    """(stdout text, the failure's one line or None): never raises, never blocks long."""
+    try:
+        with _deadline(_limit(event)):
+            return run(event, raw, data_dir), None
+    except BaseException as exc:  # a hook never breaks the agent
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        message = " ".join(f"{type(exc).__name__}: {message}".split())
+        log_failure(data_dir, event, message)
+        return "", f"memory-chain hook {event}: {message} (ignored; logged in {LOG_NAME})"

@@ -1,0 +1,216 @@
+"""The three scheduled jobs of seed 001, run by ``memory-chain job NAME`` (from a timer).
+
+- ``capture`` (every 30 minutes): capture every transcript under the
+  configured folder changed in the last ``RECENT_DAYS`` days (Claude Code's
+  ``~/.claude/projects``, say), and the session buffer file, from where the
+  last capture of each stopped;
+- ``curate`` (Sunday 10:00 UTC): the week's daily files into MEMORY.md and
+  the chain;
+- ``maintain`` (Sunday 11:00 UTC): verify the chain, stats, gc (index),
+  decay (every scope's MEMORY.md), and anchor on the configured network when
+  committed entries were added since the last anchor there.
+
+Each run records its outcome in ``<data dir>/jobs/<name>.json`` (started,
+finished, ok, summary, error: what ``schedule status`` shows) and one line
+in ``<data dir>/logs/jobs.log``; a failed run raises JobFailed, so the CLI
+exits non-zero and the timer shows it failed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from memory_chain.chain.errors import MemoryChainError, OperationalError
+
+from .api import Memory
+
+__all__ = ["JOBS", "RECENT_DAYS", "JobFailed", "JobResult", "last_runs", "run_job"]
+
+JOBS: Final = ("capture", "curate", "maintain")
+RECENT_DAYS: Final = 7
+
+
+class JobFailed(OperationalError):
+    """A scheduled job did not do all it had to (its record says what)."""
+
+
+@dataclass(slots=True)
+class JobResult:
+    job: str
+    started: str
+    finished: str = ""
+    ok: bool = True
+    summary: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _transcripts(folder: Path, now: float) -> list[Path]:
+    """The *.jsonl under ``folder`` changed in the last RECENT_DAYS days, oldest first."""
+    found = []
+    for path in folder.rglob("*.jsonl"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if now - st.st_mtime <= RECENT_DAYS * 86400:
+            found.append((st.st_mtime, path))
+    return [p for _, p in sorted(found)]
+
+
+def _capture(
+    memory: Memory, result: JobResult, transcripts: Path | None, buffer: Path | None
+) -> None:
+    if transcripts is None and buffer is None:
+        raise JobFailed(
+            "nothing to capture: no transcript folder or session buffer is configured",
+            hint="schedule install --transcripts ~/.claude/projects (or --buffer FILE)",
+        )
+    files = _transcripts(transcripts, time.time()) if transcripts is not None else []
+    if buffer is not None and buffer.is_file():
+        files.append(buffer)
+    totals = {"files": len(files), "read": 0, "captured": 0, "candidates": 0, "remembered": 0}
+    for path in files:
+        try:
+            report = memory.capture(path)
+        except MemoryChainError as exc:
+            result.errors.append(f"{path}: {exc.message}")
+            continue
+        if not report["unchanged"]:
+            totals["read"] += 1
+        totals["captured"] += len(report["captured"])
+        totals["candidates"] += len(report["candidates"])
+        totals["remembered"] += len(report["remembered"])
+    result.summary = totals
+
+
+def _curate(memory: Memory, result: JobResult) -> None:
+    report = memory.curate()
+    result.summary = {
+        "curated": len(report["curated"]),
+        "committed": len(report["committed"]),
+        "archived": len(report["archived"]),
+    }
+
+
+def _committed_since_anchor(memory: Memory, network: str) -> int:
+    from memory_chain.chain.anchors import read_anchors
+
+    anchored = [
+        r["tree_size"]
+        for r in read_anchors(memory.ledger.layout).records
+        if r["network"] == network and r["state"] == "confirmed"
+    ]
+    since = max(anchored, default=0)
+    row = memory.index.conn.execute(
+        "SELECT COUNT(*) FROM memories WHERE tier = 'committed' AND seq >= ?", (since,)
+    ).fetchone()
+    return int(row[0])
+
+
+def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
+    from memory_chain.chain.views import chain_stats
+    from memory_chain.index.gc import collect
+    from memory_chain.workspace.housekeeping import decay
+
+    summary: dict[str, Any] = {}
+    verified = memory.verify()
+    summary["verify"] = {"ok": verified["ok"], "entries": verified["entries"]}
+    if not verified["ok"]:
+        f = verified["failure"]
+        result.errors.append(f"the chain does not verify at seq {f['seq']}: {f['message']}")
+    stats = chain_stats(memory.ledger)
+    summary["stats"] = {k: stats[k] for k in ("entries", "by_tier") if k in stats}
+    if verified["ok"]:
+        gc = collect(memory.index)
+        summary["gc"] = {"examined": gc.examined, "archived": gc.archived, "expired": gc.expired}
+    summary["decay"] = {
+        scope.name: len(decay(scope).changed) for scope in memory.workspace.in_order()
+    }
+    if anchor is not None and verified["ok"]:
+        waiting = _committed_since_anchor(memory, anchor)
+        summary["anchor"] = {"network": anchor, "committed_since_last": waiting}
+        if waiting:
+            summary["anchor"]["tx"] = _post_anchor(memory, anchor)
+    result.summary = summary
+
+
+def _post_anchor(memory: Memory, network: str) -> str:
+    from memory_chain.anchor.account import load_account
+    from memory_chain.anchor.networks import resolve_network
+    from memory_chain.anchor.post import anchor
+
+    net = resolve_network(memory.ledger.config, network)
+    posted = anchor(memory.ledger, net, lambda: load_account(None))
+    return str(posted.record["tx"])
+
+
+def _record(data_dir: Path, result: JobResult) -> None:
+    from memory_chain.chain.fsutil import replace_file
+
+    folder = data_dir / "jobs"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_file(
+        folder / f"{result.job}.json", orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2)
+    )
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    what = "ok" if result.ok else "FAILED: " + "; ".join(result.errors)
+    line = f"{result.finished} {result.job} {what} {orjson.dumps(result.summary).decode()}\n"
+    fd = os.open(logs / "jobs.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8", "replace"))
+    finally:
+        os.close(fd)
+
+
+def run_job(
+    name: str,
+    memory: Memory,
+    *,
+    transcripts: Path | None = None,
+    buffer: Path | None = None,
+    anchor: str | None = None,
+) -> JobResult:
+    """Run one job, record its outcome; raise JobFailed (after recording) when it failed."""
+    if name not in JOBS:
+        raise OperationalError(f"unknown job {name!r}", hint=f"one of: {', '.join(JOBS)}")
+    result = JobResult(name, _stamp())
+    try:
+        if name == "capture":
+            _capture(memory, result, transcripts, buffer)
+        elif name == "curate":
+            _curate(memory, result)
+        else:
+            _maintain(memory, result, anchor)
+    except MemoryChainError as exc:
+        result.errors.append(exc.message)
+    result.ok = not result.errors
+    result.finished = _stamp()
+    _record(memory.data_dir, result)
+    if not result.ok:
+        raise JobFailed(f"job {name} failed: {'; '.join(result.errors)}")
+    return result
+
+
+def last_runs(data_dir: Path) -> dict[str, dict[str, Any] | None]:
+    """Each job's last recorded run (None when it never ran)."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for name in JOBS:
+        try:
+            out[name] = orjson.loads((data_dir / "jobs" / f"{name}.json").read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            out[name] = None
+    return out

@@ -1,0 +1,334 @@
+"""``schedule install|status|remove``: the jobs of jobs.py on a timer, systemd or cron.
+
+systemd (user units in ``$XDG_CONFIG_HOME/systemd/user``, default
+``~/.config/systemd/user``): for each job a ``memory-chain-<job>.service``
+(Type=oneshot, running ``memory-chain --dir D job <job>``) and a
+``.timer`` (OnCalendar in UTC, Persistent=true so a run missed while the
+machine slept is made up), then ``systemctl --user daemon-reload`` and
+``enable --now`` of the timers when a user manager runs.
+
+cron: one block in the user's crontab between ``# BEGIN memory-chain`` and
+``# END memory-chain`` (what is outside it is kept as it is), with
+``CRON_TZ=UTC`` for the weekly jobs (cronie and busybox honour it; where
+cron ignores it, the jobs run at that hour local time). The crontab is
+read with ``crontab -l`` and written with ``crontab -``
+(``$MEMORY_CHAIN_CRONTAB`` names another program).
+
+Installing twice changes nothing; remove takes out only what install
+wrote. The capture job is installed only when there is something to
+capture (a transcript folder or a session buffer).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from memory_chain.chain.errors import InputError, OperationalError
+
+__all__ = [
+    "CALENDARS",
+    "CRON",
+    "Plan",
+    "crontab_block",
+    "install",
+    "plan",
+    "remove",
+    "status",
+    "units",
+]
+
+#: When each job runs: systemd OnCalendar and the cron expression (both UTC).
+CALENDARS: Final = {
+    "capture": "*-*-* *:00/30:00 UTC",
+    "curate": "Sun *-*-* 10:00:00 UTC",
+    "maintain": "Sun *-*-* 11:00:00 UTC",
+}
+CRON: Final = {"capture": "*/30 * * * *", "curate": "0 10 * * 0", "maintain": "0 11 * * 0"}
+DESCRIPTIONS: Final = {
+    "capture": "capture new agent transcripts into the daily file (every 30 minutes)",
+    "curate": "curate the week's daily files into MEMORY.md and the chain (Sunday 10:00 UTC)",
+    "maintain": "verify, stats, gc, decay and anchor (Sunday 11:00 UTC)",
+}
+BEGIN: Final = "# BEGIN memory-chain (written by `memory-chain schedule install`; edit there)"
+END: Final = "# END memory-chain"
+ENV_CRONTAB: Final = "MEMORY_CHAIN_CRONTAB"
+
+
+@dataclass(slots=True)
+class Plan:
+    """The jobs to schedule and the command line of each."""
+
+    commands: dict[str, list[str]]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Installed:
+    kind: str
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: bool = False
+    enabled: bool | None = None
+    note: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan(
+    prog: list[str],
+    *,
+    transcripts: Path | None = None,
+    buffer: Path | None = None,
+    anchor: str | None = None,
+) -> Plan:
+    commands: dict[str, list[str]] = {}
+    skipped: dict[str, str] = {}
+    if transcripts is None and buffer is None:
+        skipped["capture"] = "no transcript folder or session buffer (--transcripts, --buffer)"
+    else:
+        extra: list[str] = []
+        if transcripts is not None:
+            extra += ["--transcripts", str(transcripts.expanduser().absolute())]
+        if buffer is not None:
+            extra += ["--buffer", str(buffer.expanduser().absolute())]
+        commands["capture"] = [*prog, "job", "capture", *extra]
+    commands["curate"] = [*prog, "job", "curate"]
+    commands["maintain"] = [*prog, "job", "maintain", *(["--anchor", anchor] if anchor else [])]
+    return Plan(commands, skipped)
+
+
+# -- systemd ---------------------------------------------------------------------
+
+
+def unit_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(base) if base else Path.home() / ".config") / "systemd" / "user"
+
+
+def _exec(argv: list[str]) -> str:
+    """An ExecStart line: each word quoted for systemd, % doubled (a specifier otherwise)."""
+    return " ".join(
+        '"' + a.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") + '"' for a in argv
+    )
+
+
+def units(p: Plan) -> dict[str, str]:
+    """The unit files, by name."""
+    out: dict[str, str] = {}
+    for job, argv in p.commands.items():
+        name = f"memory-chain-{job}"
+        out[f"{name}.service"] = (
+            "[Unit]\n"
+            f"Description=memory-chain: {DESCRIPTIONS[job]}\n\n"
+            "[Service]\n"
+            "Type=oneshot\n"
+            f"ExecStart={_exec(argv)}\n"
+            "Nice=10\n"
+        )
+        out[f"{name}.timer"] = (
+            "[Unit]\n"
+            f"Description=memory-chain: {DESCRIPTIONS[job]}\n\n"
+            "[Timer]\n"
+            f"OnCalendar={CALENDARS[job]}\n"
+            "Persistent=true\n"
+            "RandomizedDelaySec=60\n\n"
+            "[Install]\n"
+            "WantedBy=timers.target\n"
+        )
+    return out
+
+
+def _systemctl(*args: str) -> bool:
+    tool = shutil.which("systemctl")
+    if tool is None:
+        return False
+    try:
+        proc = subprocess.run([tool, "--user", *args], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def _systemd_install(p: Plan) -> Installed:
+    from memory_chain.chain.fsutil import replace_file
+
+    folder = unit_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    done = Installed("systemd", skipped=p.skipped)
+    wanted = units(p)
+    for name, text in wanted.items():
+        path = folder / name
+        try:
+            same = path.read_text("utf-8") == text
+        except OSError:
+            same = False
+        if not same:
+            replace_file(path, text.encode())
+            done.written.append(str(path))
+    for old in _ours(folder):
+        if old.name not in wanted:  # a job no longer planned (capture without a source)
+            _systemctl("disable", "--now", old.name)
+            old.unlink()
+            done.removed.append(str(old))
+    done.unchanged = not done.written and not done.removed
+    timers = [n for n in wanted if n.endswith(".timer")]
+    done.enabled = _systemctl("daemon-reload") and _systemctl("enable", "--now", *timers)
+    if not done.enabled:
+        done.note = (
+            "no systemd user manager answered; when one runs: systemctl --user daemon-reload "
+            f"&& systemctl --user enable --now {' '.join(timers)}"
+        )
+    return done
+
+
+def _ours(folder: Path) -> list[Path]:
+    try:
+        return sorted(
+            p
+            for p in folder.iterdir()
+            if p.name.startswith("memory-chain-") and p.suffix in (".service", ".timer")
+        )
+    except OSError:
+        return []
+
+
+# -- cron ----------------------------------------------------------------------------
+
+
+def crontab_block(p: Plan) -> str:
+    lines = [BEGIN, "CRON_TZ=UTC"]
+    for job, argv in p.commands.items():
+        lines.append(f"# {DESCRIPTIONS[job]}")
+        lines.append(f"{CRON[job]} {shlex.join(argv)} >/dev/null 2>&1")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def _crontab_program() -> str:
+    prog = os.environ.get(ENV_CRONTAB) or shutil.which("crontab")
+    if not prog:
+        raise OperationalError("no crontab program here", hint="install cron, or use --systemd")
+    return prog
+
+
+def _read_crontab() -> str:
+    proc = subprocess.run(
+        [_crontab_program(), "-l"], capture_output=True, text=True, timeout=60, check=False
+    )
+    if proc.returncode != 0:
+        if "no crontab" in proc.stderr.lower():
+            return ""
+        raise OperationalError(f"crontab -l failed: {proc.stderr.strip() or proc.returncode}")
+    return proc.stdout
+
+
+def _write_crontab(text: str) -> None:
+    proc = subprocess.run(
+        [_crontab_program(), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise OperationalError(f"crontab - failed: {proc.stderr.strip() or proc.returncode}")
+
+
+def without_block(text: str) -> str:
+    """The crontab without our block (everything else byte for byte)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if line.rstrip("\n") == BEGIN:
+            inside = True
+            continue
+        if inside and line.rstrip("\n") == END:
+            inside = False
+            continue
+        if not inside:
+            out.append(line)
+    return "".join(out)
+
+
+def _cron_install(p: Plan) -> Installed:
+    current = _read_crontab()
+    rest = without_block(current)
+    if rest and not rest.endswith("\n"):
+        rest += "\n"
+    new = rest + crontab_block(p)
+    done = Installed("cron", skipped=p.skipped)
+    if new == current:
+        done.unchanged = True
+        return done
+    _write_crontab(new)
+    done.written.append("crontab")
+    return done
+
+
+# -- the commands ---------------------------------------------------------------------
+
+
+def default_kind() -> str:
+    """systemd when a user manager answers, else cron."""
+    return "systemd" if _systemctl("show-environment") else "cron"
+
+
+def install(p: Plan, kind: str) -> Installed:
+    if kind == "systemd":
+        return _systemd_install(p)
+    if kind == "cron":
+        return _cron_install(p)
+    raise InputError(f"unknown scheduler {kind!r}", hint="--systemd or --cron")
+
+
+def remove() -> dict[str, Any]:
+    """Take out our units and our crontab block, wherever they are."""
+    removed: list[str] = []
+    folder = unit_dir()
+    ours = _ours(folder)
+    if ours:
+        _systemctl("disable", "--now", *[p.name for p in ours if p.suffix == ".timer"])
+        for path in ours:
+            path.unlink()
+            removed.append(str(path))
+        _systemctl("daemon-reload")
+    try:
+        current = _read_crontab()
+    except OperationalError:
+        current = ""
+    if BEGIN in current:
+        _write_crontab(without_block(current))
+        removed.append("crontab")
+    return {"removed": removed}
+
+
+def status(data_dir: Path) -> dict[str, Any]:
+    from .jobs import JOBS, last_runs
+
+    folder = unit_dir()
+    names = {p.name for p in _ours(folder)}
+    try:
+        cron = _read_crontab()
+    except OperationalError:
+        cron = ""
+    block = cron[cron.index(BEGIN) :] if BEGIN in cron else ""
+    runs = last_runs(data_dir)
+    jobs = {}
+    for job in JOBS:
+        where = []
+        if f"memory-chain-{job}.timer" in names:
+            where.append("systemd")
+        if f" job {job}" in block:
+            where.append("cron")
+        jobs[job] = {"scheduled": where, "last_run": runs[job]}
+    return {"unit_dir": str(folder), "jobs": jobs}

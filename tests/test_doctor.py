@@ -1,0 +1,79 @@
+"""`memory-chain doctor` (issue 13): each problem found, named, and given a fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from helpers.cli import Cli
+
+
+def _doctor(cli: Cli, env: dict[str, str] | None = None) -> tuple[int, dict[str, dict[str, Any]]]:
+    result = cli.run("doctor", "--json", env=env)
+    checks = {c["name"]: c for c in result.json()["checks"]}
+    assert result.json()["ok"] is (result.code == 0)
+    return result.code, checks
+
+
+def test_a_set_up_agent_is_healthy(populated: Cli, tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "MEMORY_CHAIN_CRONTAB": "/bin/false"}
+    populated.run("hooks", "install", "claude-code")
+    populated.run("mcp", "install", "claude-code")
+    populated.run("schedule", "install", "--systemd", env=env)
+    code, checks = _doctor(populated, env)
+    assert 0 == code
+    statuses = {name: c["status"] for name, c in checks.items()}
+    assert {
+        "data directory": "ok",
+        "signing key": "warn",  # raw: a reminder, not a failure
+        "chain": "ok",
+        "index": "ok",
+        "workspace": "ok",
+        "claude code hooks": "ok",
+        "mcp server": "ok",
+        "schedules": "ok",
+        "anchors": "ok",
+    } == statuses
+    plain = populated.run("doctor", env=env)
+    assert plain.out.startswith("ok    data directory:")
+
+
+def test_missing_pieces_are_warnings_with_the_command_to_run(populated: Cli) -> None:
+    code, checks = _doctor(populated)
+    assert 0 == code
+    assert "memory-chain hooks install claude-code" == checks["claude code hooks"]["fix"]
+    assert "memory-chain mcp install claude-code" == checks["mcp server"]["fix"]
+    assert checks["schedules"]["fix"].startswith("memory-chain schedule install")
+
+
+def test_no_chain_fails(cli: Cli) -> None:
+    code, checks = _doctor(cli)
+    assert 1 == code
+    assert "fail" == checks["data directory"]["status"]
+    assert checks["data directory"]["fix"].startswith("memory-chain init")
+
+
+def test_a_readable_key_and_a_tampered_chain_fail(populated: Cli) -> None:
+    (populated.root / "agent.key").chmod(0o644)
+    lines = populated.chain.read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3].replace(b'"tier":"relationship"', b'"tier":"committed"')
+    populated.chain.write_bytes(b"".join(lines))
+    code, checks = _doctor(populated)
+    assert 1 == code
+    assert "fail" == checks["signing key"]["status"]
+    assert f"chmod 600 {populated.root / 'agent.key'}" == checks["signing key"]["fix"]
+    assert "fail" == checks["chain"]["status"]
+    assert "seq 3" in checks["chain"]["detail"]
+
+
+def test_broken_settings_and_a_failed_job_fail(populated: Cli) -> None:
+    settings = Path(populated.env["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{broken")
+    assert 2 == populated.run("job", "capture").code
+    code, checks = _doctor(populated)
+    assert 1 == code
+    assert "fail" == checks["claude code settings"]["status"]
+    assert "fail" == checks["job capture"]["status"]
+    assert json.loads((populated.root / "jobs" / "capture.json").read_text())["ok"] is False

@@ -1,0 +1,235 @@
+"""The MCP server (issue 13): the official SDK's client against `memory-chain mcp` as a
+real subprocess over stdio, and the MCP Inspector's CLI (npm) against the same server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.cli import SCRIPT, Cli
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = Path(__file__).resolve().parent.parent
+INSPECTOR = ROOT / "node_modules" / ".bin" / "mcp-inspector"
+
+Session = Callable[[ClientSession], Awaitable[Any]]
+
+
+def _params(cli: Cli, cwd: Path) -> StdioServerParameters:
+    env = {k: v for k, v in cli.env.items() if k in ("HOME", "PATH", "MEMORY_CHAIN_DIR")}
+    return StdioServerParameters(command=SCRIPT, args=["mcp"], env=env, cwd=str(cwd))
+
+
+def _session(cli: Cli, cwd: Path, body: Session) -> Any:
+    async def main() -> Any:
+        async with (
+            stdio_client(_params(cli, cwd)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await body(session)
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def _text(result: Any) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+@pytest.fixture
+def served(populated: Cli, tmp_path: Path) -> tuple[Cli, Path]:
+    populated.ok("remember", "Prefers short answers", "--section", "User Preferences")
+    here = tmp_path / "server-cwd"
+    here.mkdir()
+    return populated, here
+
+
+TOOLS = {
+    "search",
+    "add",
+    "remember",
+    "context",
+    "list_files",
+    "read_file",
+    "write_file",
+    "patch_file",
+    "append_file",
+    "delete_file",
+    "rename_file",
+    "verify",
+    "prove",
+}
+
+
+def test_tools_have_typed_input_schemas(served: tuple[Cli, Path]) -> None:
+    async def body(s: ClientSession) -> Any:
+        return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in _session(*served, body)}
+    assert TOOLS == set(tools)
+    search = tools["search"].input_schema
+    assert ["query"] == search["required"]
+    assert "string" == search["properties"]["query"]["type"]
+    assert "integer" == search["properties"]["limit"]["type"]
+    scope = tools["read_file"].input_schema["properties"]["scope"]
+    assert ["user", "project", "local"] == scope["enum"]
+    assert all(t.description for t in tools.values())
+
+
+def test_a_session_adds_searches_remembers_and_proves(served: tuple[Cli, Path]) -> None:
+    cli, here = served
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        added = await s.call_tool(
+            "add", {"content": "The API is versioned by date", "type": "decision"}
+        )
+        out["added"] = json.loads(_text(added))
+        out["search"] = json.loads(_text(await s.call_tool("search", {"query": "pnpm"})))
+        out["remember"] = json.loads(
+            _text(await s.call_tool("remember", {"text": "Deploys need a green CI run"}))
+        )
+        out["context"] = _text(await s.call_tool("context", {"query": "deploy"}))
+        out["verify"] = json.loads(_text(await s.call_tool("verify", {})))
+        out["prove"] = json.loads(_text(await s.call_tool("prove", {"seq": 1})))
+        return out
+
+    out = _session(cli, here, body)
+    assert 5 == out["added"]["seq"]
+    assert "Use pnpm, not npm" == out["search"]["results"][0]["text"]
+    assert "provable" == out["search"]["results"][0]["kind"]
+    assert "added" == out["remember"]["action"]
+    assert "Deploys need a green CI run" in out["context"]
+    assert "Integrity: verified" in out["context"]
+    assert out["verify"]["ok"] is True and 6 == out["verify"]["entries"]
+    bundle = cli.root / "seq1.proof.json"
+    bundle.write_text(json.dumps(out["prove"]))
+    check = cli.run("verify-proof", str(bundle), "--trusted-key", str(cli.root / "agent.pub"))
+    assert 0 == check.code, check.err
+    # the chain entry is really there, signed, and the MEMORY.md line really written
+    assert "The API is versioned by date" in cli.ok("show", "5", "--content").out
+    assert "Deploys need a green CI run" in (cli.root / "workspace" / "MEMORY.md").read_text()
+
+
+def test_the_file_tools_work_through_the_sandbox(served: tuple[Cli, Path]) -> None:
+    async def body(s: ClientSession) -> list[Any]:
+        calls = [
+            ("write_file", {"path": "facts/stack.md", "content": "# Stack\n\n- Python 3.11\n"}),
+            ("append_file", {"path": "facts/stack.md", "entry": "## DB\n- SQLite\n"}),
+            ("patch_file", {"path": "facts/stack.md", "patches": [{"old": "3.11", "new": "3.12"}]}),
+            ("read_file", {"path": "facts/stack.md"}),
+            ("list_files", {}),
+            ("rename_file", {"old": "facts/stack.md", "new": "facts/tech.md"}),
+            ("delete_file", {"path": "facts/tech.md"}),
+            ("read_file", {"path": "facts/tech.md"}),
+        ]
+        return [await s.call_tool(name, args) for name, args in calls]
+
+    results = _session(*served, body)
+    assert [False] * 7 + [True] == [r.is_error for r in results]
+    assert "Python 3.12" in _text(results[3]) and "SQLite" in _text(results[3])
+    assert "facts/stack.md" in _text(results[4])
+
+
+BAD_CALLS = [
+    ("read_file", {"path": "../../etc/passwd"}, "climbs out"),
+    ("read_file", {"path": "/etc/passwd"}, "absolute"),
+    ("write_file", {"path": "notes.md", "content": "key sk-ant-api03-" + "a" * 90}, "secret"),
+    ("write_file", {"path": "script.sh", "content": "echo"}, "only markdown"),
+    ("prove", {"seq": 999}, "no entry with seq 999"),
+    ("search", {"query": ""}, ""),
+    ("search", {"limit": 5}, ""),
+    ("add", {"content": "x", "type": "nonsense"}, "unknown type"),
+    ("add", {"content": "password=hunter2hunter2"}, "secret"),
+    ("remember", {"text": "x", "scope": "project"}, "no project"),
+    ("read_file", {"path": "MEMORY.md", "scope": "galaxy"}, ""),
+    ("no_such_tool", {}, "unknown tool"),
+]
+
+
+def test_bad_input_is_a_tool_error_and_the_server_lives_on(served: tuple[Cli, Path]) -> None:
+    cli, here = served
+    before = cli.chain.read_bytes()
+
+    async def body(s: ClientSession) -> list[Any]:
+        out = [await s.call_tool(name, args) for name, args, _ in BAD_CALLS]
+        out.append(await s.call_tool("search", {"query": "pnpm"}))  # still serving
+        return out
+
+    results = _session(cli, here, body)
+    for (name, _args, says), r in zip(BAD_CALLS, results, strict=False):
+        assert r.is_error is True, (name, _text(r))
+        assert says.lower() in _text(r).lower(), (name, _text(r))
+    assert results[-1].is_error is False
+    assert before == cli.chain.read_bytes()
+    assert not (cli.root / "workspace" / "script.sh").exists()
+
+
+def test_resources_are_the_memory_files_and_the_context(served: tuple[Cli, Path]) -> None:
+    async def body(s: ClientSession) -> Any:
+        listed = (await s.list_resources()).resources
+        user = await s.read_resource("memory://user/MEMORY.md")
+        ctx = await s.read_resource("memory://context")
+        return listed, user, ctx
+
+    listed, user, ctx = _session(*served, body)
+    assert {"memory://user/MEMORY.md", "memory://context"} <= {str(r.uri) for r in listed}
+    assert "Prefers short answers" in user.contents[0].text
+    assert "Use pnpm, not npm" in ctx.contents[0].text
+
+
+def test_the_server_sees_the_project_it_runs_in(served: tuple[Cli, Path], tmp_path: Path) -> None:
+    cli, _ = served
+    project = tmp_path / "app"
+    (project / ".git").mkdir(parents=True)
+
+    async def body(s: ClientSession) -> Any:
+        await s.call_tool("remember", {"text": "Use make for builds", "scope": "project"})
+        return [str(r.uri) for r in (await s.list_resources()).resources]
+
+    uris = _session(cli, project, body)
+    assert "memory://project/MEMORY.md" in uris and "memory://local/MEMORY.md" in uris
+    assert "Use make for builds" in (project / ".memory-chain" / "MEMORY.md").read_text()
+
+
+# -- the MCP Inspector's CLI ----------------------------------------------------------
+
+
+def _inspector(cli: Cli, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The Inspector hands the server a default environment: the data directory goes by -e.
+    return subprocess.run(
+        [str(INSPECTOR), "--cli", "-e", f"MEMORY_CHAIN_DIR={cli.root}", SCRIPT, "mcp", *args],
+        env=cli.env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_inspector_cli_lists_and_calls_tools(served: tuple[Cli, Path]) -> None:
+    cli, here = served
+    assert INSPECTOR.exists(), "npm ci installs @modelcontextprotocol/inspector"
+    listed = _inspector(cli, here, "--method", "tools/list")
+    assert 0 == listed.returncode, listed.stderr
+    assert TOOLS == {t["name"] for t in json.loads(listed.stdout)["tools"]}
+    called = _inspector(
+        cli, here, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=pnpm"
+    )
+    assert 0 == called.returncode, called.stderr
+    result = json.loads(called.stdout)
+    assert result["isError"] is False
+    assert "Use pnpm, not npm" in result["content"][0]["text"]
+    bad = _inspector(
+        cli, here, "--method", "tools/call", "--tool-name", "prove", "--tool-arg", "seq=999"
+    )
+    assert 0 != bad.returncode  # Inspector 2.x: a tool error is exit 5
+    assert '"isError": true' in bad.stdout
