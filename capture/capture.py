@@ -55,6 +55,7 @@ from .daily import (
     parse_or_new,
 )
 from .detector import CHAIN_TYPES, Detection, Detector
+from .gate import MAY_REMEMBER
 from .transcripts import Batch, Turn, read
 
 __all__ = [
@@ -216,13 +217,6 @@ def capture(
     return report
 
 
-#: A cheap first look at a prompt: only one that may ask to remember is detected.
-_MAY_REMEMBER: Final = re.compile(
-    r"remember|forget|note|keep in mind|future reference|merk|souviens|retiens|recuerda|lembre",
-    re.I,
-)
-
-
 def remember_prompt(
     workspace: Workspace,
     prompt: str,
@@ -240,7 +234,7 @@ def remember_prompt(
     """
     now = now or datetime.now()
     report = CaptureReport("<prompt>", _daily_scope(workspace).name)
-    if not _MAY_REMEMBER.search(prompt):
+    if not MAY_REMEMBER.search(prompt):
         return report
     short = (session or "")[:8]
     turn = Turn("user", prompt, f"{short}/prompt" if short else "prompt", 0, session)

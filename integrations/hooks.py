@@ -35,6 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from memory_chain.capture.gate import MAY_REMEMBER
+
 __all__ = [
     "CLAUDE_EVENTS",
     "EVENTS",
@@ -151,79 +153,13 @@ _CLOCK: Final = re.compile(r"^\d{2}:\d{2} ")
 
 #: Words that say nothing about what a prompt is about (searching them finds noise).
 _STOP: Final = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "how",
-        "what",
-        "why",
-        "who",
-        "whom",
-        "when",
-        "where",
-        "which",
-        "you",
-        "your",
-        "yours",
-        "our",
-        "ours",
-        "we",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "with",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "their",
-        "them",
-        "they",
-        "from",
-        "into",
-        "onto",
-        "have",
-        "has",
-        "had",
-        "not",
-        "but",
-        "all",
-        "any",
-        "does",
-        "did",
-        "doing",
-        "done",
-        "its",
-        "it's",
-        "let",
-        "lets",
-        "please",
-        "about",
-        "just",
-        "also",
-        "then",
-        "than",
-        "now",
-        "here",
-        "some",
-        "such",
-        "very",
-        "much",
-        "more",
-        "most",
-        "make",
-        "made",
-        "get",
-        "got",
-    ]
+    (  # noqa: SIM905
+        "the and for how what why who whom when where which you your yours our ours we are "
+        "was were can could would should will shall with this that these those there their "
+        "them they from into onto have has had not but all any does did doing done its it's "
+        "let lets please about just also then than now here some such very much more most "
+        "make made get got"
+    ).split()
 )
 _WORDS: Final = re.compile(r"\w[\w.-]*\w|\w", re.UNICODE)
 
@@ -257,28 +193,37 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
         return ""
     memory = _memory(data_dir, payload)
     notes: list[str] = []
+    seen: set[str] = set()
     with memory:
-        from memory_chain.capture.capture import remember_prompt
+        if MAY_REMEMBER.search(prompt):  # the detector is imported only for these
+            from memory_chain.capture.capture import remember_prompt
 
-        report = remember_prompt(
-            memory.workspace,
-            prompt,
-            chain=memory.chain_door(),
-            session=_text(payload, "session_id"),
-        )
-        for o in report.remembered:
-            notes.append(f"- Kept in {o['scope']} MEMORY.md ({o['action']}): {o['text']}")
+            report = remember_prompt(
+                memory.workspace,
+                prompt,
+                chain=memory.chain_door(),
+                session=_text(payload, "session_id"),
+            )
+            for o in report.remembered:
+                notes.append(f"- Kept in {o['scope']} MEMORY.md ({o['action']}): {o['text']}")
+                seen.add(_plain(o["text"]))
         hits: list[dict[str, Any]] = []
         query = _content_words(prompt)
+        left = PROMPT_BUDGET
         if memory.has_chain and query:
-            seen = {_plain(o["text"]) for o in report.remembered}
-            for h in memory.search(query, limit=PROMPT_LIMIT * 3, max_tokens=PROMPT_BUDGET):
+            # No budget inside the search (a budget makes it widen its pool): it is kept here.
+            for h in memory.search(query, limit=PROMPT_LIMIT * 3):
                 key = _plain(h["text"])
+                cost = -(-len(h["text"]) // 4)
                 if h["kind"] == "untrusted" or h["score"] < PROMPT_MIN_SCORE or key in seen:
                     continue
+                if cost > left:
+                    continue
+                left -= cost
                 seen.add(key)
                 hits.append(h)
-            hits = hits[:PROMPT_LIMIT]
+                if len(hits) == PROMPT_LIMIT:
+                    break
     parts: list[str] = []
     if notes:
         parts.append("memory-chain kept what you were asked to remember:\n" + "\n".join(notes))

@@ -57,7 +57,7 @@ def hooks_dir(base: Path | None = None) -> Path:
 
 def _files(name: str, prog: list[str]) -> dict[str, bytes]:
     """The files of one installed hook folder, by name."""
-    assets = resources.files("memory_chain.integrations") / "openclaw_hooks"
+    assets = resources.files("memory_chain.integrations") / "openclaw-hooks"
     command = json.dumps({"argv": prog}, indent=2) + "\n"
     return {
         "HOOK.md": (assets / name / "HOOK.md").read_bytes(),

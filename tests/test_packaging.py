@@ -93,11 +93,11 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/capture/py.typed",
         "memory_chain/capture/prompts/extract.txt",
         "memory_chain/integrations/py.typed",
-        "memory_chain/integrations/openclaw_hooks/memory-chain.js",
-        "memory_chain/integrations/openclaw_hooks/memory-chain-bootstrap/HOOK.md",
-        "memory_chain/integrations/openclaw_hooks/memory-chain-bootstrap/handler.js",
-        "memory_chain/integrations/openclaw_hooks/memory-chain-reset/HOOK.md",
-        "memory_chain/integrations/openclaw_hooks/memory-chain-reset/handler.js",
+        "memory_chain/integrations/openclaw-hooks/memory-chain.js",
+        "memory_chain/integrations/openclaw-hooks/memory-chain-bootstrap/HOOK.md",
+        "memory_chain/integrations/openclaw-hooks/memory-chain-bootstrap/handler.js",
+        "memory_chain/integrations/openclaw-hooks/memory-chain-reset/HOOK.md",
+        "memory_chain/integrations/openclaw-hooks/memory-chain-reset/handler.js",
     } <= set(code)
 
 
