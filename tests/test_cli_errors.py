@@ -107,6 +107,20 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
     "capture-bad-threshold": (("capture", "--transcript", "-", "--threshold", "0.1"), b""),
     "capture-bad-format": (("capture", "--transcript", "x.jsonl", "--format", "xml"), b""),
     "curate-zero-days": (("curate", "--days", "0"), b""),
+    "hooks-unknown-agent": (("hooks", "install", "cursor"), b""),
+    "hooks-project-scope-without-project": (
+        ("hooks", "install", "claude-code", "--scope", "project"),
+        b"",
+    ),
+    "mcp-install-local-without-project": (
+        ("mcp", "install", "claude-code", "--scope", "local"),
+        b"",
+    ),
+    "schedule-missing-transcripts": (
+        ("schedule", "install", "--cron", "--transcripts", "/nonexistent/projects"),
+        b"",
+    ),
+    "job-unknown": (("job", "defrag"), b""),
 }
 
 
