@@ -25,6 +25,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -166,6 +167,23 @@ def _save(path: Path, data: dict[str, Any], before: bytes | None) -> str | None:
     return backup
 
 
+def _rewrite(
+    path: Path, change: Callable[[dict[str, Any]], dict[str, Any]], what: list[str]
+) -> Change:
+    """Load ``path``, apply ``change`` (to a copy), and save when it changed anything."""
+    data, before = _load(path)
+    new = change(data)
+    done = Change(str(path), new != data, what=what)
+    if done.changed:
+        done.backup = _save(path, new, before)
+    return done
+
+
+def _in_force(project: Path | None) -> list[str]:
+    """The scopes there are: project and local only with a project."""
+    return [s for s in SCOPES if s == "user" or project is not None]
+
+
 def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     table = data.get("hooks", {})
     if not isinstance(table, dict):
@@ -257,30 +275,19 @@ def _installed_events(data: dict[str, Any]) -> dict[str, str]:
 
 def install_hooks(scope: str, project: Path | None, data_dir: Path | None) -> Change:
     path = settings_path(scope, project)
-    data, before = _load(path)
-    new = with_hooks(data, program(data_dir), path)
-    change = Change(str(path), new != data, what=[s.event for s in HOOKS])
-    if change.changed:
-        change.backup = _save(path, new, before)
-    return change
+    prog = program(data_dir)
+    return _rewrite(path, lambda d: with_hooks(d, prog, path), [s.event for s in HOOKS])
 
 
 def uninstall_hooks(scope: str, project: Path | None) -> Change:
     path = settings_path(scope, project)
-    data, before = _load(path)
-    new = without_hooks(data, path)
-    change = Change(str(path), new != data, what=sorted(_installed_events(data)))
-    if change.changed:
-        change.backup = _save(path, new, before)
-    return change
+    return _rewrite(path, lambda d: without_hooks(d, path), [s.event for s in HOOKS])
 
 
 def hooks_status(project: Path | None) -> list[dict[str, Any]]:
     """Per scope: the settings file, whether it parses, our events and their commands."""
     rows = []
-    for scope in SCOPES:
-        if scope != "user" and project is None:
-            continue
+    for scope in _in_force(project):
         path = settings_path(scope, project)
         row: dict[str, Any] = {"scope": scope, "path": str(path), "exists": path.is_file()}
         try:
@@ -335,34 +342,33 @@ def server_entry(data_dir: Path | None) -> dict[str, Any]:
 
 def install_mcp(scope: str, project: Path | None, data_dir: Path | None) -> Change:
     path, keys = _mcp_place(scope, project)
-    data, before = _load(path)
-    new = copy.deepcopy(data)
-    table = _table_at(new, keys, path, create=True)
-    table[SERVER_NAME] = {**(table.get(SERVER_NAME) or {}), **server_entry(data_dir)}
-    change = Change(str(path), new != data, what=[SERVER_NAME])
-    if change.changed:
-        change.backup = _save(path, new, before)
-    return change
+    entry = server_entry(data_dir)
+
+    def change(data: dict[str, Any]) -> dict[str, Any]:
+        new = copy.deepcopy(data)
+        table = _table_at(new, keys, path, create=True)
+        table[SERVER_NAME] = {**(table.get(SERVER_NAME) or {}), **entry}
+        return new
+
+    return _rewrite(path, change, [SERVER_NAME])
 
 
 def uninstall_mcp(scope: str, project: Path | None) -> Change:
     path, keys = _mcp_place(scope, project)
-    data, before = _load(path)
-    new = copy.deepcopy(data)
-    table = _table_at(new, keys, path, create=False)
-    if table is not None:
-        table.pop(SERVER_NAME, None)
-    change = Change(str(path), new != data, what=[SERVER_NAME])
-    if change.changed:
-        change.backup = _save(path, new, before)
-    return change
+
+    def change(data: dict[str, Any]) -> dict[str, Any]:
+        new = copy.deepcopy(data)
+        table = _table_at(new, keys, path, create=False)
+        if table is not None:
+            table.pop(SERVER_NAME, None)
+        return new
+
+    return _rewrite(path, change, [SERVER_NAME])
 
 
 def mcp_status(project: Path | None) -> list[dict[str, Any]]:
     rows = []
-    for scope in SCOPES:
-        if scope != "user" and project is None:
-            continue
+    for scope in _in_force(project):
         path, keys = _mcp_place(scope, project)
         row: dict[str, Any] = {"scope": scope, "path": str(path), "server": None}
         try:
