@@ -49,6 +49,7 @@ from .daily import (
     CANDIDATES,
     CAPTURED,
     COMPACTIONS,
+    DailyItem,
     detection_lines,
     detection_meta,
     items,
@@ -187,8 +188,7 @@ def capture(
     )
     report.read = batch.as_dict()
 
-    recent_days = [now.date() - timedelta(days=n) for n in range(RECENT_DAYS)]
-    recent = items(daily_scope, recent_days, sections=(CAPTURED, CANDIDATES))
+    recent = _recent(daily_scope, now)
     earlier = [
         (i.text, i.meta.get("ref") or "")
         for i in recent
@@ -233,7 +233,8 @@ def remember_prompt(
     left to the capture of the transcript, which then finds this one known.
     """
     now = now or datetime.now()
-    report = CaptureReport("<prompt>", _daily_scope(workspace).name)
+    daily_scope = _daily_scope(workspace)
+    report = CaptureReport("<prompt>", daily_scope.name)
     if not MAY_REMEMBER.search(prompt):
         return report
     short = (session or "")[:8]
@@ -241,12 +242,16 @@ def remember_prompt(
     detections = [d for d in Detector().run([turn]) if d.category == "remember"]
     if not detections:
         return report
-    daily_scope = _daily_scope(workspace)
-    recent_days = [now.date() - timedelta(days=n) for n in range(RECENT_DAYS)]
-    recent = items(daily_scope, recent_days, sections=(CAPTURED, CANDIDATES))
+    recent = _recent(daily_scope, now)
     plan = _plan(workspace, detections, recent, chain, STORE_FROM, report)
     _write(workspace, daily_scope, plan, chain, now, report)
     return report
+
+
+def _recent(daily_scope: Scope, now: datetime) -> list[DailyItem]:
+    """The captured and candidate lines of the last RECENT_DAYS daily files."""
+    days = [now.date() - timedelta(days=n) for n in range(RECENT_DAYS)]
+    return items(daily_scope, days, sections=(CAPTURED, CANDIDATES))
 
 
 @dataclass(slots=True)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .canonical import b3
 from .checkpoint import Checkpoint, origin_of
@@ -507,6 +507,23 @@ class Report:
     torn_tail: int  # bytes of an unterminated last line (0 if none)
     verified_from: int = 0
     root: bytes | None = None  # the Merkle root of the verified entries (when ok)
+
+    def as_dict(self) -> dict[str, Any]:
+        """What `verify --json` prints of it."""
+        f = self.failure
+        return {
+            "ok": self.ok,
+            "entries": self.size,
+            "head": self.head,
+            "chain_id": self.chain_id,
+            "key": self.key,
+            "verified_from": self.verified_from,
+            "root": self.root.hex() if self.root is not None else None,
+            "torn_tail_bytes": self.torn_tail,
+            "failure": None
+            if f is None
+            else {"seq": f.seq, "step": f.step, "reason": f.reason, "message": f.message},
+        }
 
 
 CHUNK_LINES = 256

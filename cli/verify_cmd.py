@@ -136,17 +136,8 @@ def verify(
             {
                 **({"anchors": anchor_json(audit)} if audit is not None else {}),
                 **({"workspace": [x.as_dict() for x in findings]} if findings is not None else {}),
+                **report.as_dict(),
                 "ok": report.ok and (audit is None or audit.ok) and ws_ok,
-                "entries": report.size,
-                "head": report.head,
-                "chain_id": report.chain_id,
-                "key": report.key,
-                "verified_from": report.verified_from,
-                "root": report.root.hex() if report.root is not None else None,
-                "torn_tail_bytes": report.torn_tail,
-                "failure": None
-                if f is None
-                else {"seq": f.seq, "step": f.step, "reason": f.reason, "message": f.message},
             }
         )
     if report.torn_tail:

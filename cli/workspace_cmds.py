@@ -349,18 +349,11 @@ def ws_trim(max_entries: int, scope: str, as_json: bool) -> None:
 def check_workspace_here() -> list[Any]:
     """The workspace findings for this invocation (reads the index for chain contents)."""
     from memory_chain.index.db import Index
-    from memory_chain.workspace.integrity import check_workspace
+    from memory_chain.workspace.integrity import check_workspace, index_lookup
 
     w = open_workspace()
     with Index.open(data_dir()) as index:
-
-        def lookup(seq: int) -> tuple[str, str | None] | None:
-            row = index.conn.execute(
-                "SELECT type, content FROM memories WHERE seq = ?", (seq,)
-            ).fetchone()
-            return None if row is None else (row[0], row[1])
-
-        return check_workspace(w, lookup)
+        return check_workspace(w, index_lookup(index.conn))
 
 
 def print_findings(findings: list[Any]) -> None:

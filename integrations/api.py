@@ -204,20 +204,8 @@ class Memory:
         """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
         from memory_chain.chain.audit import verify_ledger
 
-        report = verify_ledger(self.ledger, incremental=not full)
-        f = report.failure
-        return {
-            "ok": report.ok,
-            "entries": report.size,
-            "head": report.head,
-            "chain_id": report.chain_id,
-            "key": report.key,
-            "verified_from": report.verified_from,
-            "torn_tail_bytes": report.torn_tail,
-            "failure": None
-            if f is None
-            else {"seq": f.seq, "step": f.step, "reason": f.reason, "message": f.message},
-        }
+        result: dict[str, Any] = verify_ledger(self.ledger, incremental=not full).as_dict()
+        return result
 
     def prove(self, seq: int, *, with_content: bool = False) -> dict[str, Any]:
         """A proof bundle for entry ``seq`` (as `prove` writes it), parsed."""

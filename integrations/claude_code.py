@@ -92,9 +92,8 @@ def claude_json() -> Path:
     return Path(env).expanduser() / ".claude.json" if env else Path.home() / ".claude.json"
 
 
-def settings_path(scope: str, project: Path | None) -> Path:
-    if scope == "user":
-        return claude_dir() / "settings.json"
+def _project_of(scope: str, project: Path | None) -> Path:
+    """The project a project or local scope needs (a one-line error without one)."""
     if scope not in SCOPES:
         raise InputError(f"unknown scope {scope!r}", hint=f"choose one of: {', '.join(SCOPES)}")
     if project is None:
@@ -102,8 +101,14 @@ def settings_path(scope: str, project: Path | None) -> Path:
             f"no project here for the {scope} scope",
             hint="run inside the project (a folder with .git), or pass --project DIR",
         )
+    return project
+
+
+def settings_path(scope: str, project: Path | None) -> Path:
+    if scope == "user":
+        return claude_dir() / "settings.json"
     name = "settings.json" if scope == "project" else "settings.local.json"
-    return project / ".claude" / name
+    return _project_of(scope, project) / ".claude" / name
 
 
 def program(data_dir: Path | None = None) -> list[str]:
@@ -308,13 +313,7 @@ def _mcp_place(scope: str, project: Path | None) -> tuple[Path, list[str]]:
     """The file and the key path of the mcpServers table for ``scope``."""
     if scope == "user":
         return claude_json(), ["mcpServers"]
-    if scope not in SCOPES:
-        raise InputError(f"unknown scope {scope!r}", hint=f"choose one of: {', '.join(SCOPES)}")
-    if project is None:
-        raise InputError(
-            f"no project here for the {scope} scope",
-            hint="run inside the project (a folder with .git), or pass --project DIR",
-        )
+    project = _project_of(scope, project)
     if scope == "project":
         return project / ".mcp.json", ["mcpServers"]
     return claude_json(), ["projects", str(project.absolute()), "mcpServers"]

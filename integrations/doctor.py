@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import stat
 from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import Any
 
 from memory_chain.chain.errors import MemoryChainError
 
 from .api import Memory
 
 __all__ = ["Check", "diagnose"]
-
-STATUSES: Final = ("ok", "warn", "fail")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,17 +144,9 @@ def _chain(memory: Memory) -> list[Check]:
 
 
 def _workspace(memory: Memory) -> list[Check]:
-    from memory_chain.workspace.integrity import check_workspace
+    from memory_chain.workspace.integrity import check_workspace, index_lookup
 
-    index = memory.index
-
-    def lookup(seq: int) -> tuple[str, str | None] | None:
-        row = index.conn.execute(
-            "SELECT type, content FROM memories WHERE seq = ?", (seq,)
-        ).fetchone()
-        return None if row is None else (row[0], row[1])
-
-    findings = check_workspace(memory.workspace, lookup)
+    findings = check_workspace(memory.workspace, index_lookup(memory.index.conn))
     scopes = ", ".join(f"{s.name} {s.root}" for s in memory.workspace.in_order())
     errors = [f for f in findings if f.error]
     if errors:

@@ -29,9 +29,8 @@ from __future__ import annotations
 import os
 import re
 import signal
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
@@ -330,18 +329,10 @@ def _deadline(seconds: float) -> Iterator[None]:
 
 def log_failure(data_dir: Path, event: str, message: str) -> None:
     """Append one line to <data dir>/logs/hooks.log (best effort: a hook never fails)."""
-    try:
-        folder = data_dir / "logs"
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        line = f"{stamp} {event} {' '.join(message.split())}\n"
-        fd = os.open(folder / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    from .files import append_line, utc_now
+
+    with suppress(OSError):
+        append_line(data_dir, LOG_NAME, f"{utc_now()} {event} {message}")
 
 
 def run_safely(event: str, raw: bytes, data_dir: Path) -> tuple[str, str | None]:

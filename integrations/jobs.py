@@ -18,7 +18,6 @@ exits non-zero and the timer shows it failed.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ import orjson
 from memory_chain.chain.errors import MemoryChainError, OperationalError
 
 from .api import Memory
+from .files import append_line, utc_now
 
 __all__ = ["JOBS", "RECENT_DAYS", "JobFailed", "JobResult", "last_runs", "run_job"]
 
@@ -51,10 +51,6 @@ class JobResult:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _transcripts(folder: Path, now: float) -> list[Path]:
@@ -165,15 +161,9 @@ def _record(data_dir: Path, result: JobResult) -> None:
     replace_file(
         folder / f"{result.job}.json", orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2)
     )
-    logs = data_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
     what = "ok" if result.ok else "FAILED: " + "; ".join(result.errors)
-    line = f"{result.finished} {result.job} {what} {orjson.dumps(result.summary).decode()}\n"
-    fd = os.open(logs / "jobs.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, line.encode("utf-8", "replace"))
-    finally:
-        os.close(fd)
+    summary = orjson.dumps(result.summary).decode()
+    append_line(data_dir, "jobs.log", f"{result.finished} {result.job} {what} {summary}")
 
 
 def run_job(
@@ -187,7 +177,7 @@ def run_job(
     """Run one job, record its outcome; raise JobFailed (after recording) when it failed."""
     if name not in JOBS:
         raise OperationalError(f"unknown job {name!r}", hint=f"one of: {', '.join(JOBS)}")
-    result = JobResult(name, _stamp())
+    result = JobResult(name, utc_now())
     try:
         if name == "capture":
             _capture(memory, result, transcripts, buffer)
@@ -198,7 +188,7 @@ def run_job(
     except MemoryChainError as exc:
         result.errors.append(exc.message)
     result.ok = not result.errors
-    result.finished = _stamp()
+    result.finished = utc_now()
     _record(memory.data_dir, result)
     if not result.ok:
         raise JobFailed(f"job {name} failed: {'; '.join(result.errors)}")

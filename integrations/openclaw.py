@@ -67,9 +67,9 @@ def _files(name: str, prog: list[str]) -> dict[str, bytes]:
     }
 
 
-def install(prog: list[str], base: Path | None = None, *, enable: bool = True) -> OpenClawChange:
+def install(prog: list[str], base: Path | None = None) -> OpenClawChange:
     """Write (or refresh) both hook folders; enable them when the openclaw CLI is here."""
-    from memory_chain.chain.fsutil import replace_file
+    from .files import write_if_changed
 
     target = hooks_dir(base)
     change = OpenClawChange(str(target), list(HOOK_NAMES))
@@ -77,15 +77,9 @@ def install(prog: list[str], base: Path | None = None, *, enable: bool = True) -
         folder = target / name
         folder.mkdir(parents=True, exist_ok=True)
         for fname, data in _files(name, prog).items():
-            path = folder / fname
-            try:
-                same = path.read_bytes() == data
-            except OSError:
-                same = False
-            if not same:
-                replace_file(path, data)
+            if write_if_changed(folder / fname, data):
                 change.changed = True
-    cli = shutil.which("openclaw") if enable else None
+    cli = shutil.which("openclaw")
     if cli is not None:
         ok = all(
             subprocess.run(

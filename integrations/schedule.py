@@ -158,21 +158,15 @@ def _systemctl(*args: str) -> bool:
 
 
 def _systemd_install(p: Plan) -> Installed:
-    from memory_chain.chain.fsutil import replace_file
+    from .files import write_if_changed
 
     folder = unit_dir()
     folder.mkdir(parents=True, exist_ok=True)
     done = Installed("systemd", skipped=p.skipped)
     wanted = units(p)
     for name, text in wanted.items():
-        path = folder / name
-        try:
-            same = path.read_text("utf-8") == text
-        except OSError:
-            same = False
-        if not same:
-            replace_file(path, text.encode())
-            done.written.append(str(path))
+        if write_if_changed(folder / name, text.encode()):
+            done.written.append(str(folder / name))
     for old in _ours(folder):
         if old.name not in wanted:  # a job no longer planned (capture without a source)
             _systemctl("disable", "--now", old.name)

@@ -22,6 +22,7 @@ It never writes a file.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -33,7 +34,7 @@ from .indexing import file_problem
 from .markdown import Document, Entry
 from .scopes import Workspace
 
-__all__ = ["Finding", "check_workspace"]
+__all__ = ["Finding", "check_workspace", "index_lookup"]
 
 ERRORS = frozenset({"edited-committed", "missing-entry", "unreadable"})
 
@@ -99,6 +100,16 @@ def _contradictions(doc: Document) -> Iterator[tuple[int, str]]:
             for b in s.entries[i + 1 :]:
                 if contradicts(a.text, b.text):
                     yield b.line, f"contradicts line {a.line} in section {s.title!r}"
+
+
+def index_lookup(conn: sqlite3.Connection) -> Lookup:
+    """The Lookup of a memory.db connection (the index's ``memories`` table)."""
+
+    def lookup(seq: int) -> tuple[str, str | None] | None:
+        row = conn.execute("SELECT type, content FROM memories WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    return lookup
 
 
 def check_workspace(
