@@ -16,14 +16,13 @@ one, so a bundle that leaves a rotation out fails.
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
 
-from .canonical import b3
+from .canonical import b3, strict_base64, strict_hex
 from .checkpoint import Checkpoint, CheckpointError, origin_of, parse_checkpoint
 from .entry import Malformed, parse_line, rotation_message, signing_message_of_line
 from .keys import verify_sig
@@ -36,6 +35,7 @@ __all__ = [
     "Proved",
     "ProvedLine",
     "key_at",
+    "load_json",
     "make_bundle",
     "verify_bundle",
 ]
@@ -47,12 +47,29 @@ NOT_A_BUNDLE: Final = "not-a-bundle"
 
 
 class BundleError(ValueError):
-    """The bundle does not prove what it claims; ``reason`` is a short code."""
+    """A proof file does not prove what it claims.
 
-    def __init__(self, reason: str, message: str) -> None:
+    ``reason`` is the code of FORMAT.md 14.2 (or 15), ``step`` the number of
+    the step that failed there, and ``seq`` the seq of the line concerned
+    when there is one.
+    """
+
+    def __init__(self, reason: str, message: str, *, step: int, seq: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.step = step
+        self.seq = seq
+
+    def as_dict(self) -> dict[str, Any]:
+        """What `verify-proof --json` prints of it."""
+        return {
+            "ok": False,
+            "step": self.step,
+            "reason": self.reason,
+            "seq": self.seq,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,50 +132,70 @@ def key_at(seq: int, genesis_key: str, rotations: Sequence[tuple[int, str]]) -> 
     return key
 
 
-def _field(obj: dict[str, Any], name: str, kind: type) -> Any:
+def _field(obj: dict[str, Any], name: str, kind: type, step: int) -> Any:
     value = obj.get(name)
     if not isinstance(value, kind):
-        raise BundleError("malformed", f"bundle field {name!r} is missing or not a {kind.__name__}")
+        raise BundleError(
+            "malformed", f"bundle field {name!r} is missing or not a {kind.__name__}", step=step
+        )
     return value
 
 
-def _proved_line(obj: dict[str, Any], name: str) -> tuple[bytes, list[bytes]]:
-    line = _field(obj, "line", str).encode()
-    hashes = _field(obj, "inclusion", list)
-    try:
-        proof = [bytes.fromhex(h) for h in hashes]
-    except (TypeError, ValueError):
-        raise BundleError("malformed", f"{name}: inclusion hashes must be hex") from None
-    return line, proof
+def _proved_line(item: object, name: str, step: int) -> tuple[bytes, list[bytes]]:
+    if not isinstance(item, dict):
+        raise BundleError("malformed", f"{name} is not an object", step=step)
+    line = _field(item, "line", str, step).encode()
+    proof = [strict_hex(h) for h in _field(item, "inclusion", list, step)]
+    if any(h is None for h in proof):
+        raise BundleError("malformed", f"{name}: inclusion hashes must be hex", step=step)
+    return line, [h for h in proof if h is not None]
 
 
-def _parse_entry(line: bytes, name: str) -> dict[str, Any]:
+def _parse_entry(line: bytes, name: str, step: int) -> dict[str, Any]:
     try:
         return parse_line(line).obj
     except Malformed as exc:
-        raise BundleError("malformed-entry", f"{name}: {exc.message}") from None
+        raise BundleError("malformed-entry", f"{name}: {exc.message}", step=step) from None
 
 
-def _include(line: bytes, seq: int, proof: list[bytes], cp: Checkpoint, name: str) -> None:
+def _include(
+    line: bytes, seq: int, proof: list[bytes], cp: Checkpoint, name: str, step: int
+) -> None:
     if seq >= cp.size:
         raise BundleError(
-            "beyond-checkpoint", f"{name} (seq {seq}) is not in a checkpoint of size {cp.size}"
+            "beyond-checkpoint",
+            f"{name} (seq {seq}) is not in a checkpoint of size {cp.size}",
+            step=step,
+            seq=seq,
         )
     try:
         verify_inclusion(BLAKE3, seq, cp.size, BLAKE3.leaf(line), proof, cp.root)
     except ProofError as exc:
         raise BundleError(
-            "bad-inclusion", f"{name} (seq {seq}) is not in the checkpoint's tree: {exc}"
+            "bad-inclusion",
+            f"{name} (seq {seq}) is not in the checkpoint's tree: {exc}",
+            step=step,
+            seq=seq,
         ) from None
 
 
-def _signed(obj: dict[str, Any], line: bytes, key: str, name: str) -> None:
+def _signed(obj: dict[str, Any], line: bytes, key: str, name: str, step: int) -> None:
+    seq = obj["seq"]
     if obj["key"] != key:
-        raise BundleError(
-            "wrong-key", f"{name} (seq {obj['seq']}) is signed by {obj['key']}, not {key}"
-        )
+        message = f"{name} (seq {seq}) is signed by {obj['key']}, not {key}"
+        raise BundleError("wrong-key", message, step=step, seq=seq)
     if not verify_sig(key, signing_message_of_line(parse_line(line)), obj["sig"]):
-        raise BundleError("bad-signature", f"{name} (seq {obj['seq']}): signature does not verify")
+        raise BundleError(
+            "bad-signature", f"{name} (seq {seq}): signature does not verify", step=step, seq=seq
+        )
+
+
+def load_json(data: bytes) -> object:
+    """The JSON value of a proof file, or None when it is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def verify_bundle(
@@ -166,53 +203,61 @@ def verify_bundle(
 ) -> Proved:
     """Verify a proof bundle; at least one of ``trusted_key``/``chain_id`` is pinned.
 
-    Steps (FORMAT.md 10.2): parse; the checkpoint; the genesis line and its
-    inclusion (chain id, origin); each rotation (inclusion, signature by the
-    key before it, new_sig by the new key); the checkpoint's signature by
-    the key in force at its size; the entry (inclusion, signature by the key
-    in force at its seq); the content against the entry's hash; the pins.
+    Runs the 16 steps of FORMAT.md 14.2 in order (the numbers below are
+    theirs) and raises BundleError with the first failing step.
     """
     if trusted_key is None and chain_id is None:
-        raise BundleError("unpinned", "pin a key or a chain id: a bundle alone proves nothing")
+        raise BundleError(
+            "unpinned", "pin a key or a chain id: a bundle alone proves nothing", step=1
+        )
     if len(data) > MAX_BUNDLE_BYTES:
-        raise BundleError(NOT_A_BUNDLE, "bundle is larger than 16 MiB")
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise BundleError(NOT_A_BUNDLE, "the file is not JSON, so not a proof bundle") from None
+        raise BundleError(NOT_A_BUNDLE, "bundle is larger than 16 MiB", step=2)
+    obj = load_json(data)
     if not isinstance(obj, dict) or obj.get("format") != BUNDLE_FORMAT:
-        raise BundleError(NOT_A_BUNDLE, f"not a {BUNDLE_FORMAT} bundle")
+        raise BundleError(NOT_A_BUNDLE, f"not a {BUNDLE_FORMAT} bundle", step=2)
     try:
-        cp = parse_checkpoint(_field(obj, "checkpoint", str).encode())
+        cp = parse_checkpoint(_field(obj, "checkpoint", str, 3).encode())
     except CheckpointError as exc:
-        raise BundleError("bad-checkpoint", f"checkpoint: {exc}") from None
+        raise BundleError("bad-checkpoint", f"checkpoint: {exc}", step=3) from None
 
-    g_line, g_proof = _proved_line(_field(obj, "genesis", dict), "genesis")
-    genesis = _parse_entry(g_line, "genesis")
+    g_line, g_proof = _proved_line(obj.get("genesis"), "genesis", 4)
+    genesis = _parse_entry(g_line, "genesis", 5)
     if genesis["seq"] != 0 or genesis["type"] != "genesis":
-        raise BundleError("malformed-entry", "the genesis line is not seq 0 of type genesis")
-    _include(g_line, 0, g_proof, cp, "genesis")
-    _signed(genesis, g_line, genesis["key"], "genesis")
+        raise BundleError(
+            "malformed-entry", "the genesis line is not seq 0 of type genesis", step=5
+        )
+    _include(g_line, 0, g_proof, cp, "genesis", 6)
+    _signed(genesis, g_line, genesis["key"], "genesis", 7)
     cid = b3(g_line)
     if cp.origin != origin_of(cid):
-        raise BundleError("wrong-origin", f"checkpoint origin {cp.origin} is not chain {cid}")
+        raise BundleError(
+            "wrong-origin", f"checkpoint origin {cp.origin} is not chain {cid}", step=8
+        )
 
     keys = [genesis["key"]]
     rotations: list[tuple[int, str]] = []
     last_seq = 0
-    for i, item in enumerate(_field(obj, "rotations", list), 1):
+    for i, item in enumerate(_field(obj, "rotations", list, 9), 1):
         name = f"rotation {i}"
-        if not isinstance(item, dict):
-            raise BundleError("malformed", f"{name} is not an object")
-        r_line, r_proof = _proved_line(item, name)
-        rot = _parse_entry(r_line, name)
+        r_line, r_proof = _proved_line(item, name, 9)
+        rot = _parse_entry(r_line, name, 9)
         if rot["type"] != "key-rotation" or rot["seq"] <= last_seq:
-            raise BundleError("malformed-entry", f"{name} is not a key rotation after the last")
-        _include(r_line, rot["seq"], r_proof, cp, name)
-        _signed(rot, r_line, keys[-1], name)
+            raise BundleError(
+                "malformed-entry",
+                f"{name} is not a key rotation after the last",
+                step=9,
+                seq=rot["seq"],
+            )
+        _include(r_line, rot["seq"], r_proof, cp, name, 9)
+        _signed(rot, r_line, keys[-1], name, 9)
         new_key = rot["meta"]["new_key"]
         if not verify_sig(new_key, rotation_message(rot), rot["meta"]["new_sig"]):
-            raise BundleError("bad-signature", f"{name}: new_sig does not verify by {new_key}")
+            raise BundleError(
+                "bad-signature",
+                f"{name}: new_sig does not verify by {new_key}",
+                step=9,
+                seq=rot["seq"],
+            )
         keys.append(new_key)
         rotations.append((rot["seq"], new_key))
         last_seq = rot["seq"]
@@ -221,35 +266,43 @@ def verify_bundle(
         raise BundleError(
             "bad-checkpoint-signature",
             f"the checkpoint is not signed by {keys[-1]}, the key in force at size {cp.size}",
+            step=10,
         )
 
-    e_line, e_proof = _proved_line(_field(obj, "entry", dict), "entry")
-    entry = _parse_entry(e_line, "entry")
+    e_line, e_proof = _proved_line(obj.get("entry"), "entry", 11)
+    entry = _parse_entry(e_line, "entry", 11)
     seq = entry["seq"]
-    _include(e_line, seq, e_proof, cp, "entry")
+    _include(e_line, seq, e_proof, cp, "entry", 11)
     key = key_at(seq, keys[0], rotations)
-    _signed(entry, e_line, key, "entry")
+    _signed(entry, e_line, key, "entry", 12)
 
     content = None
     if "content" in obj:
-        try:
-            content = base64.b64decode(_field(obj, "content", str), validate=True)
-        except binascii.Error:
-            raise BundleError("malformed", "content is not base64") from None
+        text = obj["content"]
+        content = strict_base64(text) if isinstance(text, str) else None
+        if content is None:
+            raise BundleError("malformed", "content is not base64", step=13, seq=seq)
         if entry["content"] is None or b3(content) != entry["content"]:
-            raise BundleError("content-mismatch", "the content does not hash to the entry's")
+            raise BundleError(
+                "content-mismatch", "the content does not hash to the entry's", step=13, seq=seq
+            )
         if len(content) != entry["size"]:
-            raise BundleError("content-mismatch", f"the content is not {entry['size']} bytes")
+            raise BundleError(
+                "content-mismatch", f"the content is not {entry['size']} bytes", step=13, seq=seq
+            )
 
     if chain_id is not None and cid != chain_id:
-        raise BundleError("chain-id-mismatch", f"chain id {cid} is not the pinned {chain_id}")
+        raise BundleError(
+            "chain-id-mismatch", f"chain id {cid} is not the pinned {chain_id}", step=14
+        )
     if trusted_key is not None and trusted_key not in keys:
         raise BundleError(
             "untrusted-key",
             f"the trusted key {trusted_key} is neither the genesis key {keys[0]} "
             "nor a key this chain rotated to",
+            step=15,
         )
     anchors = obj.get("anchors", [])
     if not isinstance(anchors, list):
-        raise BundleError("malformed", "anchors must be a list")
+        raise BundleError("malformed", "anchors must be a list", step=16)
     return Proved(cid, seq, entry, cp, key, keys, content, anchors)

@@ -11,6 +11,8 @@ Changing this module changes every hash and signature in every chain.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -25,6 +27,8 @@ __all__ = [
     "b3",
     "canonical",
     "check_value",
+    "strict_base64",
+    "strict_hex",
 ]
 
 HASH_PREFIX = "b3:"
@@ -36,6 +40,29 @@ _SORT = orjson.OPT_SORT_KEYS
 
 class ValueDomainError(ValueError):
     """A value cannot be signed: float, huge int, bad key, too deep."""
+
+
+_HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2})*")
+
+
+def strict_hex(text: object) -> bytes | None:
+    """Hex of either case and even length, nothing else (no spaces): bytes or None."""
+    if not isinstance(text, str) or _HEX_RE.fullmatch(text) is None:
+        return None
+    return bytes.fromhex(text)
+
+
+def strict_base64(text: str) -> bytes | None:
+    """Standard padded base64 in its one canonical text (FORMAT.md section 1), or None.
+
+    Only the alphabet, a length that is a multiple of 4, and zero padding
+    bits: decoding and encoding again gives the same text.
+    """
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if base64.b64encode(raw).decode() == text else None
 
 
 def canonical(obj: Any) -> bytes:

@@ -22,7 +22,6 @@ are kept and ignored.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
+from .canonical import strict_base64
 from .entry import HASH_RE
 from .keys import KEY_PREFIX, Signer
 
@@ -156,11 +156,10 @@ def parse_checkpoint(data: bytes) -> Checkpoint:
         raise CheckpointError("checkpoint has an empty line before its signatures")
     if _SIZE_RE.fullmatch(size_text) is None or int(size_text) >= 1 << 63:
         raise CheckpointError(f"checkpoint tree size is not a decimal number: {size_text!r}")
-    try:
-        root = base64.b64decode(root_text, validate=True)
-    except binascii.Error:
+    root = strict_base64(root_text)
+    if root is None:
         raise CheckpointError("checkpoint root is not base64") from None
-    if len(root) != 32 or base64.b64encode(root).decode() != root_text:
+    if len(root) != 32:
         raise CheckpointError("checkpoint root is not a base64 32-byte hash")
     sigs = []
     for line in sig_text.split("\n")[:-1]:
@@ -169,9 +168,8 @@ def parse_checkpoint(data: bytes) -> Checkpoint:
         name, _, encoded = line[len(_SIG_PREFIX) :].partition(" ")
         if _NAME_RE.fullmatch(name) is None:
             raise CheckpointError(f"checkpoint signature has a bad key name: {name!r}")
-        try:
-            raw = base64.b64decode(encoded, validate=True)
-        except binascii.Error:
+        raw = strict_base64(encoded)
+        if raw is None:
             raise CheckpointError("checkpoint signature is not base64") from None
         if len(raw) < 5:
             raise CheckpointError("checkpoint signature is too short")

@@ -16,7 +16,8 @@ from typing import Any, Final
 import orjson
 
 from .anchors import read_anchors
-from .bundle import BundleError, ProvedLine, key_at, make_bundle, verify_bundle
+from .bundle import BundleError, ProvedLine, key_at, load_json, make_bundle, verify_bundle
+from .canonical import strict_hex
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
 from .checkpoint_store import latest_checkpoint
 from .errors import InputError, IntegrityError
@@ -227,22 +228,47 @@ def load_checkpoint_file(data: bytes, label: str) -> Checkpoint:
         raise InputError(f"{label} is not a checkpoint: {exc}") from None
 
 
-def check_consistency_file(data: bytes, *, trusted_key: str) -> Consistency:
-    """Verify a consistency proof file offline: both checkpoints signed by ``trusted_key``."""
+def check_consistency_file(data: bytes, *, trusted_key: str | None) -> Consistency:
+    """Verify a consistency proof file offline (FORMAT.md section 15).
+
+    Raises BundleError with the step of section 15 that failed: 1
+    ``not-a-consistency-proof`` and 4 ``bad-sizes`` are bad input, 2
+    ``checkpoint-signature``, 3 ``wrong-origin`` and 5 ``inconsistent`` a
+    failed proof. Both checkpoints must be signed by ``trusted_key``.
+    """
+    obj = load_json(data)
+    bad = f"not a {CONSISTENCY_FORMAT} file"
+    if not isinstance(obj, dict) or obj.get("format") != CONSISTENCY_FORMAT:
+        raise BundleError("not-a-consistency-proof", bad, step=1)
+    old_text, new_text, hashes = obj.get("old"), obj.get("new"), obj.get("proof")
+    if not isinstance(old_text, str) or not isinstance(new_text, str):
+        raise BundleError("not-a-consistency-proof", bad, step=1)
+    if not isinstance(hashes, list):
+        raise BundleError("not-a-consistency-proof", bad, step=1)
     try:
-        obj = orjson.loads(data)
-        if obj.get("format") != CONSISTENCY_FORMAT:
-            raise ValueError
-        old = load_checkpoint_file(obj["old"].encode(), "the old checkpoint")
-        new = load_checkpoint_file(obj["new"].encode(), "the new checkpoint")
-        proof = [bytes.fromhex(h) for h in obj["proof"]]
-    except (orjson.JSONDecodeError, ValueError, KeyError, AttributeError, TypeError):
-        raise InputError(f"not a {CONSISTENCY_FORMAT} file") from None
+        old = parse_checkpoint(old_text.encode()).with_label("the old checkpoint")
+        new = parse_checkpoint(new_text.encode()).with_label("the new checkpoint")
+    except CheckpointError as exc:
+        raise BundleError("not-a-consistency-proof", f"a checkpoint: {exc}", step=1) from None
+    proof = [strict_hex(h) for h in hashes]
+    if any(h is None for h in proof):
+        raise BundleError("not-a-consistency-proof", "proof hashes must be hex", step=1)
+    if trusted_key is None:
+        raise BundleError("unpinned", "a consistency proof is checked against a key", step=1)
     for cp in (old, new):
         if not cp.signed_by(trusted_key):
-            raise IntegrityError(
+            raise BundleError(
+                "checkpoint-signature",
                 f"{cp.describe()} is not signed by the trusted key {trusted_key}",
-                reason="checkpoint-signature",
+                step=2,
             )
-    _checked(old, new, proof)
-    return Consistency(old, new, proof)
+    try:
+        _checked(old, new, [h for h in proof if h is not None])
+    except IntegrityError as exc:
+        raise BundleError(exc.reason, exc.message, step=_STEP_OF[exc.reason]) from None
+    except InputError as exc:
+        raise BundleError("bad-sizes", exc.message, step=4) from None
+    return Consistency(old, new, [h for h in proof if h is not None])
+
+
+_STEP_OF: Final = {"wrong-origin": 3, "inconsistent": 5}

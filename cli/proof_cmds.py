@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -20,7 +20,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from memory_chain.anchor.audit import Finding
-    from memory_chain.chain.bundle import Proved
+    from memory_chain.chain.bundle import BundleError, Proved
     from memory_chain.chain.checkpoint import Checkpoint
     from memory_chain.chain.ledger import Ledger
 
@@ -138,9 +138,9 @@ def verify_proof(
         memory-chain verify-proof entry12.proof.json --trusted-key agent.pub \\
             --rpc https://sepolia.base.org
     """
-    from memory_chain.chain.bundle import NOT_A_BUNDLE, BundleError, verify_bundle
+    from memory_chain.chain.bundle import BundleError, verify_bundle
     from memory_chain.chain.entry import HASH_RE
-    from memory_chain.chain.errors import InputError, IntegrityError
+    from memory_chain.chain.errors import InputError
 
     data = read_input_file(file)
     key = trusted_key_arg(trusted_key)
@@ -149,20 +149,12 @@ def verify_proof(
     if _format_of(data) == "memory-chain-consistency/1":
         if rpc_url is not None:
             raise InputError("--rpc checks a proof bundle's anchors; this is a consistency proof")
-        _verify_consistency_file(data, key, as_json)
+        _verify_consistency_file(file, data, key, as_json)
         return
     try:
         proved = verify_bundle(data, trusted_key=key, chain_id=chain_id)
     except BundleError as exc:
-        if exc.reason == "unpinned":
-            raise InputError(exc.message, hint="pass --trusted-key or --chain-id") from None
-        if exc.reason == NOT_A_BUNDLE:
-            raise InputError(
-                f"{file}: {exc.message}", hint="`memory-chain prove SEQ -o FILE` writes one"
-            ) from None
-        raise IntegrityError(
-            f"the proof does not verify: {exc.message}", reason=exc.reason
-        ) from None
+        _proof_failed(file, exc, as_json, "the proof does not verify: ")
     findings = None
     if rpc_url is not None:
         findings = _check_anchor_references(proved, rpc_url, confirmations)
@@ -229,26 +221,43 @@ def _print_anchor_findings(findings: list[Finding]) -> None:
         raise SystemExit(1)
 
 
-def _format_of(data: bytes) -> object:
-    import orjson
+#: Reasons that mean bad input (exit 2), not a proof that failed (exit 1).
+_BAD_INPUT = {
+    "unpinned": "pass --trusted-key or --chain-id",
+    "not-a-bundle": "`memory-chain prove SEQ -o FILE` writes one",
+    "not-a-consistency-proof": "`memory-chain consistency OLD NEW -o FILE` writes one",
+    "bad-sizes": "the old checkpoint must not be larger than the new one",
+}
 
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
+
+def _proof_failed(file: str, exc: BundleError, as_json: bool, prefix: str = "") -> NoReturn:
+    """Report a proof file that failed: JSON on stdout with --json, else one error line."""
+    from memory_chain.chain.errors import InputError, IntegrityError
+
+    bad_input = exc.reason in _BAD_INPUT
+    if as_json:
+        emit_json(exc.as_dict())
+        raise SystemExit(2 if bad_input else 1)
+    if bad_input:
+        raise InputError(f"{file}: {exc.message}", hint=_BAD_INPUT[exc.reason]) from None
+    raise IntegrityError(f"{prefix}{exc.message}", reason=exc.reason, seq=exc.seq) from None
+
+
+def _format_of(data: bytes) -> object:
+    from memory_chain.chain.bundle import load_json
+
+    obj = load_json(data)
     return obj.get("format") if isinstance(obj, dict) else None
 
 
-def _verify_consistency_file(data: bytes, key: str | None, as_json: bool) -> None:
-    from memory_chain.chain.errors import InputError
+def _verify_consistency_file(file: str, data: bytes, key: str | None, as_json: bool) -> None:
+    from memory_chain.chain.bundle import BundleError
     from memory_chain.chain.proofs import check_consistency_file
 
-    if key is None:
-        raise InputError(
-            "a consistency proof is checked against a key",
-            hint="pass --trusted-key (the key that signed both checkpoints)",
-        )
-    c = check_consistency_file(data, trusted_key=key)
+    try:
+        c = check_consistency_file(data, trusted_key=key)
+    except BundleError as exc:
+        _proof_failed(file, exc, as_json)
     if as_json:
         emit_json({"ok": True, "old_size": c.old.size, "new_size": c.new.size})
         return

@@ -364,9 +364,9 @@ def test_consistency_by_another_key(
     consistency_by_another_key: bytes, chain: Chain, tmp_path: Path
 ) -> None:
     """check_consistency_file and `verify-proof` refuse it: checkpoint-signature, exit 1."""
-    with pytest.raises(IntegrityError) as caught:
+    with pytest.raises(BundleError) as caught:
         check_consistency_file(consistency_by_another_key, trusted_key=chain.owner.key_id)
-    assert "checkpoint-signature" == caught.value.reason
+    assert ("checkpoint-signature", 2) == (caught.value.reason, caught.value.step)
     assert (
         f"the new checkpoint is not signed by the trusted key {chain.owner.key_id}"
         == caught.value.message
@@ -447,10 +447,11 @@ def test_forked_histories_file(forked_histories: Fork) -> None:
             "proof": [h.hex() for h in proof],
         }
     )
-    with pytest.raises(IntegrityError) as caught:
+    with pytest.raises(BundleError) as caught:
         check_consistency_file(data, trusted_key=fork.owner.key_id)
-    assert ("inconsistent", True) == (
+    assert ("inconsistent", 5, True) == (
         caught.value.reason,
+        caught.value.step,
         "does not lead to root1" in caught.value.message,
     )
     same_size = make_checkpoint(
@@ -464,10 +465,11 @@ def test_forked_histories_file(forked_histories: Fork) -> None:
             "proof": [],
         }
     )
-    with pytest.raises(IntegrityError) as caught:
+    with pytest.raises(BundleError) as caught:
         check_consistency_file(data, trusted_key=fork.owner.key_id)
-    assert ("inconsistent", True) == (
+    assert ("inconsistent", 5, True) == (
         caught.value.reason,
+        caught.value.step,
         "equal sizes with different roots" in caught.value.message,
     )
 

@@ -1,0 +1,1 @@
+export async function verifyArchive() { throw new Error("not yet"); }
