@@ -172,10 +172,11 @@ export function verifyBundle(data, { trustedKey = null, chainId = null, passed =
   return { chainId: cid, seq: entry.seq, entry, checkpoint: cp, key, keys, content, anchors };
 }
 
-// Section 15, steps 1-5. Bad input (steps 1 and 4) is reason "bad-input".
+// Section 15, steps 1-5. Bad input: not-a-consistency-proof and unpinned
+// (step 1), bad-sizes (step 4).
 export function verifyConsistencyFile(data, { trustedKey }) {
   const obj = parseJsonData(data);
-  const bad = (step, message) => new BundleError(step, "bad-input", message);
+  const bad = (step, message) => new BundleError(step, step === 4 ? "bad-sizes" : "not-a-consistency-proof", message);
   if (!isPlainObject(obj) || obj.format !== CONSISTENCY_FORMAT) throw bad(1, `not a ${CONSISTENCY_FORMAT} file`);
   if (typeof obj.old !== "string" || typeof obj.new !== "string" || !Array.isArray(obj.proof)) throw bad(1, `not a ${CONSISTENCY_FORMAT} file`);
   let old, neu;
@@ -188,7 +189,7 @@ export function verifyConsistencyFile(data, { trustedKey }) {
   }
   const proof = obj.proof.map((h) => fromHex(h));
   if (proof.some((h) => h === null)) throw bad(1, "proof hashes must be hex");
-  if (trustedKey === null) throw bad(1, "a consistency proof is checked against a key");
+  if (trustedKey === null) throw new BundleError(1, "unpinned", "a consistency proof is checked against a key");
   for (const [cp, name] of [[old, "the old checkpoint"], [neu, "the new checkpoint"]]) {
     if (!signedBy(cp, trustedKey)) throw new BundleError(2, "checkpoint-signature", `${name} is not signed by the trusted key ${trustedKey}`);
   }

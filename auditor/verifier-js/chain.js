@@ -137,6 +137,7 @@ export class ChainState {
 
   // The end checks of 5.3, in order.
   finish(withBlobs) {
+    if (this.size === 0) return new Failure(0, 12, "empty-chain", "the chain has no complete line");
     if (this.trustedKey !== null && this.size > 0 && !this.keys.includes(this.trustedKey)) {
       return new Failure(0, 7, "untrusted-key", `the trusted key ${this.trustedKey} is neither the genesis key nor a key this chain rotated to`);
     }
@@ -149,7 +150,6 @@ export class ChainState {
       const seq = Math.min(...this.pending.keys());
       return new Failure(seq, 12, "missing-content", `the content of entry ${seq} is missing and no redaction names it`);
     }
-    if (this.size === 0) return new Failure(0, 12, "empty-chain", "the chain has no complete line");
     return null;
   }
 
