@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "checkpoint": "proof_cmds:checkpoint",
     "prove": "proof_cmds:prove",
     "verify-proof": "proof_cmds:verify_proof",
+    "verify-page": "proof_cmds:verify_page",
     "consistency": "proof_cmds:consistency",
     "export": "archive_cmds:export",
     "import": "archive_cmds:import_",

@@ -65,6 +65,12 @@ def checkpoint(as_json: bool) -> None:
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("seq", type=click.IntRange(min=0))
 @click.option("--content", "with_content", is_flag=True, help="Include the memory's content.")
+@click.option(
+    "--html",
+    "as_html",
+    is_flag=True,
+    help="Write a self-verifying HTML page holding the bundle (opens in any browser).",
+)
 @click.option("-o", "--output", metavar="FILE", help="Write the bundle here (default: stdout).")
 @click.option(
     "--checkpoint",
@@ -73,23 +79,54 @@ def checkpoint(as_json: bool) -> None:
     help="Prove against this checkpoint (a stored size or a file) instead of the latest.",
 )
 @dir_option
-def prove(seq: int, with_content: bool, output: str | None, against: str | None) -> None:
+def prove(
+    seq: int, with_content: bool, as_html: bool, output: str | None, against: str | None
+) -> None:
     """Write a proof bundle for entry SEQ that an auditor verifies offline.
 
     The bundle holds the entry, its inclusion proof in the latest signed
     checkpoint (one is made if none covers SEQ), the genesis and key-rotation
-    lines with theirs, and the public key. Check it with `verify-proof`.
+    lines with theirs, and the public key. Check it with `verify-proof`, or
+    write it with --html as one page that checks itself in a browser (the
+    auditor pins the key or chain id in the page, or with #key=... or
+    #chain=... after its address).
 
     \b
     Example:
         memory-chain prove 12 --content -o entry12.proof.json
+        memory-chain prove 12 --content --html -o entry12.html
         memory-chain prove 12 --checkpoint 40 -o entry12-at-40.proof.json
     """
     from memory_chain.chain.proofs import prove_entry
 
     ledger = open_ledger()
     cp = _checkpoint_arg(ledger, against) if against is not None else None
-    write_output(output, prove_entry(ledger, seq, with_content=with_content, checkpoint=cp))
+    bundle = prove_entry(ledger, seq, with_content=with_content, checkpoint=cp)
+    if as_html:
+        from memory_chain.auditor import page
+
+        bundle = page(bundle, name=f"entry {seq}")
+    write_output(output, bundle)
+    if output not in (None, "-"):
+        click.echo(f"wrote {output}", err=True)
+
+
+@click.command("verify-page", context_settings=CONTEXT_SETTINGS)
+@click.option("-o", "--output", metavar="FILE", help="Write the page here (default: stdout).")
+def verify_page(output: str | None) -> None:
+    """Write the auditor's page alone: drop a proof or an export archive on it.
+
+    One static HTML file with the verifier inside (nothing is fetched): it
+    checks a bundle from `prove` or an archive from `export` against the
+    key or chain id the auditor types in.
+
+    \b
+    Example:
+        memory-chain verify-page -o check-a-memory.html
+    """
+    from memory_chain.auditor import page
+
+    write_output(output, page())
     if output not in (None, "-"):
         click.echo(f"wrote {output}", err=True)
 
