@@ -23,22 +23,22 @@ export class BundleError extends Error {
 
 // What the spec's steps say in words, for a person (the page shows these).
 export const BUNDLE_STEPS = {
-  1: "A key or chain id you trust is pinned",
+  1: "You pinned a key or chain ID to check against",
   2: "The file is a memory-chain proof",
-  3: "The checkpoint is well formed",
-  4: "The first entry of the chain is present",
-  5: "The first entry is well formed",
-  6: "The first entry is in the checkpoint's tree",
-  7: "The first entry is signed by its key",
-  8: "The checkpoint names this chain",
-  9: "Every change of key is in the tree and signed",
-  10: "The checkpoint is signed by the chain's key",
-  11: "The memory is in the checkpoint's tree",
-  12: "The memory is signed by the key in force then",
-  13: "The content matches the memory's hash",
-  14: "The chain id is the one you pinned",
-  15: "The key is the one you pinned",
-  16: "The anchor references are a list",
+  3: "The agent's signed summary of its record (the checkpoint) is readable",
+  4: "The record's first entry is included",
+  5: "The record's first entry is well formed",
+  6: "The first entry is part of the signed summary",
+  7: "The first entry is signed by the agent's first key",
+  8: "The signed summary is about this record",
+  9: "Each change of the agent's key is in the record, signed by the old and the new key",
+  10: "The summary is signed by the agent's key at that time",
+  11: "The memory is part of the signed summary",
+  12: "The memory is signed by the agent's key at that time",
+  13: "The memory's text is exactly the text that was recorded",
+  14: "The record is the one you pinned (chain ID)",
+  15: "The agent's key is the one you pinned",
+  16: "The list of public anchors is readable (they are checked online with memory-chain verify-proof --rpc)",
 };
 
 const isPlainObject = isObject;

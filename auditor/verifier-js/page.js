@@ -50,7 +50,8 @@ function when(ts) {
 }
 
 // What the bundle claims, shown before (and while) it is checked.
-function showClaim(obj, verified) {
+// state: "checked", "claimed" (not checked yet) or "failed".
+function showClaim(obj, state) {
   const card = $("memory");
   card.replaceChildren();
   let entry = null;
@@ -69,9 +70,14 @@ function showClaim(obj, verified) {
       text = null;
     }
   }
-  card.dataset.verified = verified ? "yes" : "no";
+  card.dataset.verified = { checked: "yes", claimed: "no", failed: "failed" }[state];
+  const label = {
+    checked: "The memory (checked)",
+    claimed: "The memory, as this file claims it (not checked yet)",
+    failed: "What this file claims (it FAILED the check: do not rely on it)",
+  }[state];
   card.append(
-    el("p", { class: "label" }, verified ? "The memory (checked)" : "The memory (claimed: not checked yet)"),
+    el("p", { class: "label" }, label),
     el("blockquote", { id: "memory-text" }, text ?? "(the proof does not include the memory's text; it proves only that this entry exists)"),
   );
   const rows = [
@@ -105,7 +111,7 @@ function checkBundle(bytes, pin) {
   } catch {
     obj = null;
   }
-  if (obj && obj.entry) showClaim(obj, false);
+  if (obj && obj.entry) showClaim(obj, "claimed");
   const passed = [];
   const t0 = performance.now();
   let proved = null;
@@ -126,12 +132,13 @@ function checkBundle(bytes, pin) {
   const timing = { ms: ms.toFixed(2) };
   if (failure === null) {
     obj.chainId = proved.chainId;
-    showClaim(obj, true);
+    showClaim(obj, "checked");
     setVerdict("pass", "Verified", `This memory was recorded as entry ${proved.seq} of chain ${proved.chainId}, signed by the agent's key ${proved.key}, and has not been changed since. Checked in ${ms.toFixed(1)} ms, in this page, with nothing sent anywhere.`, timing);
   } else if (failure.reason === "unpinned") {
     setVerdict("waiting", "Not checked yet", "Enter the agent's public key or chain ID that you trust (from the agent's operator, not from this file), then press Check.", { ...timing, reason: "unpinned", step: 1 });
   } else {
-    setVerdict("fail", "Not verified", `Step ${failure.step} failed: ${BUNDLE_STEPS[failure.step]}. ${REASONS[failure.reason] ?? ""}`, { ...timing, reason: failure.reason, step: failure.step });
+    if (obj && obj.entry) showClaim(obj, "failed");
+    setVerdict("fail", "Not verified", `Step ${failure.step} failed (“${BUNDLE_STEPS[failure.step]}”). ${REASONS[failure.reason] ?? ""}`, { ...timing, reason: failure.reason, step: failure.step });
   }
 }
 
@@ -176,7 +183,8 @@ export async function check() {
   }
   $("file-name").textContent = current.name;
   const b = current.bytes;
-  const isArchive = (b[0] === 0x1f && b[1] === 0x8b) || String.fromCharCode(...b.subarray(257, 262)) === "ustar";
+  // An archive by its bytes (gzip, or a ustar header) or by its name.
+  const isArchive = (b[0] === 0x1f && b[1] === 0x8b) || String.fromCharCode(...b.subarray(257, 262)) === "ustar" || /\.(tar|tgz|gz)$/i.test(current.name);
   if (isArchive) await checkArchive(b, pin);
   else checkBundle(b, pin);
 }
