@@ -750,3 +750,43 @@ def test_bundle_with_rotation_removed(rotated: tuple[Chain, Signer]) -> None:
             f"the checkpoint is not signed by {chain.owner.key_id}",
             trusted_key=key,
         )
+
+
+def test_verify_proof_json_names_the_failed_step(raw: Cli, tmp_path: Path) -> None:
+    """verify-proof --json prints ok, step, reason, seq and message on a failure too,
+    for bundles and consistency proofs (exit 1; 2 for bad input such as no pin)."""
+    raw.ok("add", "Deploys go out on Tuesdays", "--type", "fact")
+    key = raw.ok("keys", "export-public").out.strip()
+    good = raw.ok("prove", "1", "--content").out.encode()
+    bundle = orjson.loads(good)
+    bundle["content"] = "QW5vdGhlciBtZW1vcnk="
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps(bundle))
+    result = raw.run("verify-proof", str(bad), "--trusted-key", key, "--json")
+    shown = orjson.loads(result.out)
+    assert (1, False, 13, "content-mismatch", 1) == (
+        result.code,
+        shown["ok"],
+        shown["step"],
+        shown["reason"],
+        shown["seq"],
+    )
+    assert "does not hash" in shown["message"]
+    unpinned = raw.run("verify-proof", str(bad), "--json")
+    assert (2, {"ok": False, "step": 1, "reason": "unpinned", "seq": None}) == (
+        unpinned.code,
+        {k: v for k, v in orjson.loads(unpinned.out).items() if k != "message"},
+    )
+    raw.ok("checkpoint")
+    raw.ok("add", "A second memory")
+    raw.ok("checkpoint")
+    made = tmp_path / "c.json"
+    raw.ok("consistency", "2", "3", "-o", str(made))
+    other = Signer(bytes([9]) * 32).key_id
+    result = raw.run("verify-proof", str(made), "--trusted-key", other, "--json")
+    assert (1, "checkpoint-signature", 2, None) == (
+        result.code,
+        orjson.loads(result.out)["reason"],
+        orjson.loads(result.out)["step"],
+        orjson.loads(result.out)["seq"],
+    )

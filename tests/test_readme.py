@@ -234,3 +234,17 @@ def test_anchor_section_runs(tmp_path: Path, anvil: Anvil) -> None:
     assert 0 == result.returncode, result.stderr
     assert "ok: 1 anchor(s) valid" in result.stdout
     assert "on anvil: valid" in result.stdout
+
+
+def test_browser_section_runs(tmp_path: Path) -> None:
+    """Check a proof in a browser: the block runs, and the page it writes passes in
+    headless Chromium with the printed key in its address."""
+    from test_auditor_page import visit
+
+    block = sh_blocks(section(README, "## Check a proof in a browser"))[0]
+    work, text = run_lines(commands(block), tmp_path)
+    key = text.strip().splitlines()[-1]
+    assert key.startswith("ed25519:")
+    (shown,) = visit([{"url": (work / "decision.html").as_uri() + "#key=" + key}])
+    assert ("pass", True) == (shown["verdict"], "Use pnpm, not npm" in shown["memory"])
+    assert (work / "check-a-memory.html").read_bytes().startswith(b"<!doctype html>")
