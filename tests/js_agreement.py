@@ -629,6 +629,15 @@ def _appended(d: Path, signer: Any, fields: dict[str, Any], target: int | None =
         "meta": meta,
     }
     lines.append(_signed(obj, signer))
+    _rewrite(d, lines)
+
+
+def _rewrite(d: Path, lines: list[bytes], *, relink_from: int | None = None) -> None:
+    """Write ``lines`` (re-signed and relinked from ``relink_from`` on, each by the key in
+    force there) and drop the stored checkpoints, which no longer fit."""
+    if relink_from is not None:
+        _relink(lines, relink_from, _signer(0), lambda o: None)
+        _relink(lines, 9, _signer(1), lambda o: None)  # after the rotation at 8
     _write_lines(d, lines)
     for note in (d / "checkpoints").glob("*.note"):
         note.unlink()
@@ -641,11 +650,7 @@ def _forged_rotation(d: Path) -> None:
     sig = obj["meta"]["new_sig"]
     obj["meta"]["new_sig"] = ("0" if sig[0] != "0" else "1") + sig[1:]
     _relink(lines, 8, _signer(0), lambda o: o.update(meta=obj["meta"]))
-    # Lines after the rotation were signed by the new key: re-sign them by it.
-    _relink(lines, 9, _signer(1), lambda o: None)
-    _write_lines(d, lines)
-    for note in (d / "checkpoints").glob("*.note"):
-        note.unlink()
+    _rewrite(d, lines, relink_from=9)
 
 
 def _substituted(d: Path, signer: Any) -> None:
@@ -664,9 +669,7 @@ def _substituted(d: Path, signer: Any) -> None:
             obj["meta"]["new_sig"] = _signer(1).sign(rotation_message(obj))
         key = signer if i <= 8 else _signer(1)
         lines[i] = _signed(obj, key)
-    _write_lines(d, lines)
-    for note in (d / "checkpoints").glob("*.note"):
-        note.unlink()
+    _rewrite(d, lines)
 
 
 def _rewritten(d: Path, owner: Any, rotated: Any) -> None:
@@ -686,11 +689,7 @@ def _small_r(d: Path, seed: bytes) -> None:
     from memory_chain.chain.canonical import canonical
 
     lines[1] = canonical(obj)
-    _relink(lines, 2, _signer(0), lambda o: None)
-    _relink(lines, 9, _signer(1), lambda o: None)
-    _write_lines(d, lines)
-    for note in (d / "checkpoints").glob("*.note"):
-        note.unlink()
+    _rewrite(d, lines, relink_from=2)
 
 
 def _s_plus_l(d: Path) -> None:
@@ -704,11 +703,7 @@ def _s_plus_l(d: Path) -> None:
     from memory_chain.chain.canonical import canonical
 
     lines[1] = canonical(obj)
-    _relink(lines, 2, _signer(0), lambda o: None)
-    _relink(lines, 9, _signer(1), lambda o: None)
-    _write_lines(d, lines)
-    for note in (d / "checkpoints").glob("*.note"):
-        note.unlink()
+    _rewrite(d, lines, relink_from=2)
 
 
 def _foreign_checkpoint(d: Path, signer: Any) -> None:
