@@ -55,7 +55,7 @@ def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
     """The wheel's only top-level package is memory_chain; its code is chain/, index/, anchor/,
-    workspace/, capture/, integrations/ and cli/."""
+    workspace/, capture/, integrations/, auditor/ and cli/."""
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     code = [n for n in names if ".dist-info/" not in n]
@@ -67,6 +67,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         and not n.startswith(
             (
                 "memory_chain/anchor/",
+                "memory_chain/auditor/",
                 "memory_chain/capture/",
                 "memory_chain/chain/",
                 "memory_chain/cli/",
@@ -93,6 +94,9 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/capture/py.typed",
         "memory_chain/capture/prompts/extract.txt",
         "memory_chain/integrations/py.typed",
+        "memory_chain/auditor/py.typed",
+        "memory_chain/auditor/page.html",
+        "memory_chain/auditor/verifier-js/bundle.js",
         "memory_chain/integrations/openclaw-hooks/memory-chain.js",
         "memory_chain/integrations/openclaw-hooks/memory-chain-bootstrap/HOOK.md",
         "memory_chain/integrations/openclaw-hooks/memory-chain-bootstrap/handler.js",
