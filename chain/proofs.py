@@ -250,8 +250,9 @@ def check_consistency_file(data: bytes, *, trusted_key: str | None) -> Consisten
         new = parse_checkpoint(new_text.encode()).with_label("the new checkpoint")
     except CheckpointError as exc:
         raise BundleError("not-a-consistency-proof", f"a checkpoint: {exc}", step=1) from None
-    proof = [strict_hex(h) for h in hashes]
-    if any(h is None for h in proof):
+    decoded = [strict_hex(h) for h in hashes]
+    proof = [h for h in decoded if h is not None]
+    if len(proof) != len(decoded):
         raise BundleError("not-a-consistency-proof", "proof hashes must be hex", step=1)
     if trusted_key is None:
         raise BundleError("unpinned", "a consistency proof is checked against a key", step=1)
@@ -263,12 +264,12 @@ def check_consistency_file(data: bytes, *, trusted_key: str | None) -> Consisten
                 step=2,
             )
     try:
-        _checked(old, new, [h for h in proof if h is not None])
+        _checked(old, new, proof)
     except IntegrityError as exc:
         raise BundleError(exc.reason, exc.message, step=_STEP_OF[exc.reason]) from None
     except InputError as exc:
         raise BundleError("bad-sizes", exc.message, step=4) from None
-    return Consistency(old, new, [h for h in proof if h is not None])
+    return Consistency(old, new, proof)
 
 
 _STEP_OF: Final = {"wrong-origin": 3, "inconsistent": 5}

@@ -378,7 +378,7 @@ class Builder:
             lambda d: _small_r(d, bytes(32)),
         )
         self.chain("non-canonical S (S + L)", lambda d: _s_plus_l(d))
-        self.chain("checkpoint of another chain", lambda d: _foreign_checkpoint(d, self.other))
+        self.chain("checkpoint of another chain", _foreign_checkpoint)
 
     def bundles(self) -> None:
         from memory_chain.chain.proofs import prove_entry
@@ -706,7 +706,7 @@ def _s_plus_l(d: Path) -> None:
     _rewrite(d, lines, relink_from=2)
 
 
-def _foreign_checkpoint(d: Path, signer: Any) -> None:
+def _foreign_checkpoint(d: Path) -> None:
     """A checkpoint for this chain's first 8 lines, named for another origin, by the right key."""
     from memory_chain.chain.checkpoint import make_checkpoint
     from memory_chain.chain.merkle import BLAKE3, root_of
@@ -716,7 +716,6 @@ def _foreign_checkpoint(d: Path, signer: Any) -> None:
     for note in (d / "checkpoints").glob("*.note"):
         note.unlink()
     (d / "checkpoints" / "00000000000000000008.note").write_bytes(cp.text)
-    del signer
 
 
 def _tar_edit(data: bytes, old: bytes, new: bytes) -> bytes:

@@ -68,6 +68,8 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
     ),
     "verify-proof-bad-chain-id": (("verify-proof", "-", "--chain-id", "nope"), b"{}"),
     "verify-proof-unpinned": (("verify-proof", "-"), b"{}"),
+    "verify-page-into-missing-folder": (("verify-page", "-o", "/nonexistent/page.html"), b""),
+    "prove-html-missing-seq": (("prove", "99", "--html", "-o", "/tmp/never-written.html"), b""),
     "export-from-beyond-end": (("export", "/tmp/never-written.tar", "--from", "99"), b""),
     "import-missing-archive": (("import", "/nonexistent.tar", "--dir", "/tmp/never-made"), b""),
     # the workspace commands (issue 11): nothing in the data directory changes either

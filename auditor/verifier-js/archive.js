@@ -384,7 +384,6 @@ export async function verifyArchive(bytes, { trustedKey = null, chainId = null, 
     checkpoints: ok ? result.checkpoints : 0,
     blobs: c.blobs.size,
     failure: ok ? null : { seq: f.step === STEP_ARCHIVE ? null : f.seq, step: f.step, reason: f.reason, message: f.message },
-    genesis: null,
   };
 }
 

@@ -41,8 +41,6 @@ export const BUNDLE_STEPS = {
   16: "The list of public anchors is readable (they are checked online with memory-chain verify-proof --rpc)",
 };
 
-const isPlainObject = isObject;
-
 // The strict reader of json.js, as for lines: a lone surrogate or a BOM
 // makes the file no JSON at all.
 function parseJsonData(data) {
@@ -54,7 +52,7 @@ function parseJsonData(data) {
 }
 
 function proved(item, name, step) {
-  if (!isPlainObject(item) || typeof item.line !== "string" || !Array.isArray(item.inclusion)) {
+  if (!isObject(item) || typeof item.line !== "string" || !Array.isArray(item.inclusion)) {
     throw new BundleError(step, "malformed", `${name} must be an object with a string line and an inclusion list`);
   }
   const proof = item.inclusion.map((h) => fromHex(h));
@@ -92,7 +90,7 @@ export function verifyBundle(data, { trustedKey = null, chainId = null, passed =
   if (trustedKey === null && chainId === null) throw new BundleError(1, "unpinned", "pin a key or a chain id: a bundle alone proves nothing");
   passed(1);
   const obj = data.length > MAX_BUNDLE_BYTES ? undefined : parseJsonData(data);
-  if (!isPlainObject(obj) || obj.format !== BUNDLE_FORMAT) throw new BundleError(2, "not-a-bundle", `not a ${BUNDLE_FORMAT} bundle`);
+  if (!isObject(obj) || obj.format !== BUNDLE_FORMAT) throw new BundleError(2, "not-a-bundle", `not a ${BUNDLE_FORMAT} bundle`);
   passed(2);
   if (typeof obj.checkpoint !== "string") throw new BundleError(3, "malformed", "the checkpoint is not a string");
   let cp;
@@ -177,7 +175,7 @@ export function verifyBundle(data, { trustedKey = null, chainId = null, passed =
 export function verifyConsistencyFile(data, { trustedKey }) {
   const obj = parseJsonData(data);
   const bad = (step, message) => new BundleError(step, step === 4 ? "bad-sizes" : "not-a-consistency-proof", message);
-  if (!isPlainObject(obj) || obj.format !== CONSISTENCY_FORMAT) throw bad(1, `not a ${CONSISTENCY_FORMAT} file`);
+  if (!isObject(obj) || obj.format !== CONSISTENCY_FORMAT) throw bad(1, `not a ${CONSISTENCY_FORMAT} file`);
   if (typeof obj.old !== "string" || typeof obj.new !== "string" || !Array.isArray(obj.proof)) throw bad(1, `not a ${CONSISTENCY_FORMAT} file`);
   let old, neu;
   try {

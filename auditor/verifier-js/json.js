@@ -20,6 +20,7 @@ export class BadNumber {
 export const MAX_DEPTH = 1024;
 const SAFE = Number.MAX_SAFE_INTEGER;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+const UNESCAPE = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
 
 export function parseJson(text) {
   let i = 0;
@@ -59,8 +60,7 @@ export function parseJson(text) {
       out += text.slice(start, i);
       i++;
       const e = text[i++];
-      const simple = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
-      if (e in simple) out += simple[e];
+      if (Object.hasOwn(UNESCAPE, e)) out += UNESCAPE[e];
       else if (e === "u") {
         const u = hex4();
         if (u >= 0xd800 && u <= 0xdbff) {
