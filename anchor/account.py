@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
-from memory_chain.chain.errors import KeyAccessError
+from memory_chain.chain.format.errors import KeyAccessError
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount

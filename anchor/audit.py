@@ -37,10 +37,10 @@ from typing import Any, Final
 
 import blake3
 
-from memory_chain.chain.anchors import read_anchors
-from memory_chain.chain.checkpoint_store import load_checkpoints
-from memory_chain.chain.ledger import Ledger
-from memory_chain.chain.merkle import BLAKE3, Frontier
+from memory_chain.chain.log.anchors import read_anchors
+from memory_chain.chain.log.checkpoint_store import load_checkpoints
+from memory_chain.chain.log.merkle import BLAKE3, Frontier
+from memory_chain.chain.store.ledger import Ledger
 
 from .networks import Network
 from .payload import ANCHORED_TOPIC, Payload, PayloadError, decode_calldata, decode_event

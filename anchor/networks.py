@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from memory_chain.chain.config import Config
-from memory_chain.chain.errors import InputError, OperationalError
+from memory_chain.chain.format.config import Config
+from memory_chain.chain.format.errors import InputError, OperationalError
 
 __all__ = [
     "BUILT_IN",

@@ -17,7 +17,7 @@ from typing import Final
 
 import blake3
 
-from memory_chain.chain.checkpoint import Checkpoint
+from memory_chain.chain.log.checkpoint import Checkpoint
 
 __all__ = [
     "ANCHORED_TOPIC",

@@ -2,7 +2,7 @@
 
 The order of one anchor (specs/FORMAT.md section 18.5):
 
-1. checkpoint the chain if it grew (verify, sign; chain/checkpointing.py);
+1. checkpoint the chain if it grew (verify, sign; chain/audit/checkpointing.py);
 2. settle transactions an earlier run left ``sent`` on this network: wait for
    them, re-broadcast their signed bytes if the node lost them, or record
    them ``dropped`` when their nonce went to another transaction;
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from memory_chain.chain.anchors import RECORD_FORMAT, append_record, read_anchors
-from memory_chain.chain.checkpoint import Checkpoint
-from memory_chain.chain.checkpointing import checkpoint
-from memory_chain.chain.config import Config, Layout
-from memory_chain.chain.errors import InputError, IntegrityError, OperationalError
-from memory_chain.chain.ledger import Ledger
+from memory_chain.chain.audit.checkpointing import checkpoint
+from memory_chain.chain.format.config import Config, Layout
+from memory_chain.chain.format.errors import InputError, IntegrityError, OperationalError
+from memory_chain.chain.log.anchors import RECORD_FORMAT, append_record, read_anchors
+from memory_chain.chain.log.checkpoint import Checkpoint
+from memory_chain.chain.store.ledger import Ledger
 
 from .artifact import load_artifact
 from .networks import Network, record_registry

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from memory_chain.chain.errors import OperationalError
+from memory_chain.chain.format.errors import OperationalError
 
 from .networks import Network, require_rpc
 

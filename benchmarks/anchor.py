@@ -96,9 +96,9 @@ from memory_chain.anchor.audit import verify_anchors  # noqa: E402
 from memory_chain.anchor.networks import Network, record_registry, resolve_network  # noqa: E402
 from memory_chain.anchor.post import anchor, deploy  # noqa: E402
 from memory_chain.anchor.rpc import Rpc, connect  # noqa: E402
-from memory_chain.chain.anchors import read_anchors  # noqa: E402
-from memory_chain.chain.config import Config, Layout  # noqa: E402
-from memory_chain.chain.ledger import Ledger, NewEntry  # noqa: E402
+from memory_chain.chain.format.config import Config, Layout  # noqa: E402
+from memory_chain.chain.log.anchors import read_anchors  # noqa: E402
+from memory_chain.chain.store.ledger import Ledger, NewEntry  # noqa: E402
 
 perf = time.perf_counter
 

@@ -30,9 +30,9 @@ import proofs  # first: it sets the scratch state folder before memory_chain rea
 from common import log, median
 
 from memory_chain.auditor import page
-from memory_chain.chain.checkpointing import checkpoint
-from memory_chain.chain.ledger import Ledger
-from memory_chain.chain.proofs import prove_entry
+from memory_chain.chain.audit.checkpointing import checkpoint
+from memory_chain.chain.audit.proofs import prove_entry
+from memory_chain.chain.store.ledger import Ledger
 
 REPO = Path(__file__).resolve().parent.parent
 HELPER = REPO / "tests" / "helpers" / "page_check.mjs"

@@ -176,7 +176,7 @@ def build_dailies(root: Path, today: date, files: int = 30, per_file: int = 50) 
 def bench_curate(runs: int) -> dict[str, Any]:
     from memory_chain.capture.chaindoor import ChainDoor
     from memory_chain.capture.curate import curate
-    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.store.ledger import Ledger
     from memory_chain.workspace.scopes import Workspace
 
     tmp = Path(tempfile.mkdtemp(prefix="mc-cur-bench-"))

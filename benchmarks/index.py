@@ -48,7 +48,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ledger as bench
 
-from memory_chain.chain.ledger import Ledger, NewEntry
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.db import Index
 from memory_chain.index.query import fts_query, search
 

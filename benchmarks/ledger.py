@@ -38,10 +38,10 @@ from typing import Any
 import orjson
 from nacl import bindings
 
-from memory_chain.chain.entry import signing_message
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.parallel import verify_parallel
-from memory_chain.chain.verify import verify_lines
+from memory_chain.chain.format.entry import signing_message
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify.lines import verify_lines
+from memory_chain.chain.verify.parallel import verify_parallel
 
 REPO = Path(__file__).resolve().parent.parent
 from common import git_state, log, median, pct  # noqa: E402
@@ -380,8 +380,8 @@ def measure_verify_speedup(
 _MEM_SCRIPT = r"""
 import itertools, resource, sys
 from pathlib import Path
-from memory_chain.chain.ledger import Ledger
-from memory_chain.chain.verify import verify_lines
+from memory_chain.chain.store.ledger import Ledger
+from memory_chain.chain.verify.lines import verify_lines
 root, n, mode, workers = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 led = Ledger(root)
 lines = itertools.islice(led.iter_lines(), n)
@@ -389,7 +389,7 @@ if mode == "single":
     r = verify_lines(lines, blobs=led.store.get)
     assert r.ok and r.size == n, r
 elif mode == "parallel":
-    from memory_chain.chain.parallel import verify_parallel
+    from memory_chain.chain.verify.parallel import verify_parallel
     r = verify_parallel(lines, content_root=led.layout.content, workers=workers)
     assert r.ok and r.size == n, r
 me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -558,7 +558,7 @@ def bench_cli(root: Path, sizes: Sizes) -> dict[str, Any]:
             "add",
             f"cli cold start memory number {next(counter)}: deploys go out on tuesdays",
         ],
-        "import_ledger": lambda: [sys.executable, "-c", "import memory_chain.chain.ledger"],
+        "import_ledger": lambda: [sys.executable, "-c", "import memory_chain.chain.store.ledger"],
     }
 
     def run(argv: list[str]) -> float:
@@ -721,7 +721,7 @@ def rows(r: dict[str, Any]) -> list[dict[str, Any]]:
             c["ratio_add"] <= 2.5,
         )
         row(
-            "5 `python -c 'import memory_chain.chain.ledger'`",
+            "5 `python -c 'import memory_chain.chain.store.ledger'`",
             f"{m['import_ledger']:.0f} ms",
             base,
             m["import_ledger"] / m["import_click"],

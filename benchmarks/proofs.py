@@ -59,16 +59,16 @@ os.environ["MEMORY_CHAIN_STATE_DIR"] = str(SCRATCH / "state")
 for _name in ("MEMORY_CHAIN_DIR", "MEMORY_CHAIN_SIGNING_KEY", "MEMORY_CHAIN_PASSPHRASE"):
     os.environ.pop(_name, None)
 
-from memory_chain.chain.audit import verify_ledger  # noqa: E402
-from memory_chain.chain.bundle import verify_bundle  # noqa: E402
-from memory_chain.chain.canonical import b3, canonical  # noqa: E402
-from memory_chain.chain.checkpoint import make_checkpoint  # noqa: E402
-from memory_chain.chain.entry import default_importance, format_ts, signing_message  # noqa: E402
-from memory_chain.chain.head import load_head  # noqa: E402
-from memory_chain.chain.incremental import cache_path  # noqa: E402
-from memory_chain.chain.keys import Signer  # noqa: E402
-from memory_chain.chain.ledger import Ledger, NewEntry  # noqa: E402
-from memory_chain.chain.proofs import prove_entry  # noqa: E402
+from memory_chain.chain.audit.proofs import prove_entry  # noqa: E402
+from memory_chain.chain.audit.verify_ledger import verify_ledger  # noqa: E402
+from memory_chain.chain.format.canonical import b3, canonical  # noqa: E402
+from memory_chain.chain.format.entry import default_importance, format_ts, signing_message  # noqa: E402
+from memory_chain.chain.format.keys import Signer  # noqa: E402
+from memory_chain.chain.log.bundle import verify_bundle  # noqa: E402
+from memory_chain.chain.log.checkpoint import make_checkpoint  # noqa: E402
+from memory_chain.chain.store.head import load_head  # noqa: E402
+from memory_chain.chain.store.ledger import Ledger, NewEntry  # noqa: E402
+from memory_chain.chain.verify.incremental import cache_path  # noqa: E402
 
 perf = time.perf_counter
 SEED = bytes([0x5E]) * 32  # benchmark-only key, fixed so that cached chains are reproducible

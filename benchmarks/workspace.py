@@ -20,7 +20,7 @@ What is measured, each ratio against a baseline taken in the same run:
 - sync: ``sync_workspace`` of an unchanged workspace of 1,000 files
   (absolute target 20 ms);
 - secrets: blocked share of the corpus's secrets and false-positive share
-  of its non-secrets (tests/secrets_corpus.py), for chain/secrets.py and for
+  of its non-secrets (tests/secrets_corpus.py), for chain/format/secrets.py and for
   detect-secrets (defaults, and without its two entropy plugins) when it is
   installed; scan time per string; import time of each as a fresh process.
 
@@ -301,7 +301,7 @@ def _import_ms(module: str, runs: int = 7) -> float:
 def bench_secrets() -> dict[str, Any]:
     from secrets_corpus import CORPUS
 
-    from memory_chain.chain.secrets import scan
+    from memory_chain.chain.format.secrets import scan
 
     texts = [t for t, _, _ in CORPUS]
     labels = [s for _, s, _ in CORPUS]
@@ -316,7 +316,7 @@ def bench_secrets() -> dict[str, Any]:
             "blocked": recall,
             "false_positives": fp,
             "scan_us_per_string": ours_us,
-            "import_ms": _import_ms("memory_chain.chain.secrets"),
+            "import_ms": _import_ms("memory_chain.chain.format.secrets"),
             "missed": [t[:60] for t, f, s in zip(texts, ours, labels, strict=True) if s and not f],
             "flagged": [t[:60] for t, f, s in zip(texts, ours, labels, strict=True) if f and not s],
         },

@@ -36,7 +36,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError
+from memory_chain.chain.format.errors import InputError
 from memory_chain.workspace.dedup import Merger
 from memory_chain.workspace.files import edit
 from memory_chain.workspace.markdown import Document, Meta, entry_lines

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.config import Layout
-from memory_chain.chain.keys import PassphraseSource
-from memory_chain.chain.ledger import Ledger
-from memory_chain.chain.newentry import NewEntry
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.keys import PassphraseSource
+from memory_chain.chain.format.newentry import NewEntry
+from memory_chain.chain.store.ledger import Ledger
 
 __all__ = ["ChainDoor"]
 

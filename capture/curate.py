@@ -35,7 +35,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError
+from memory_chain.chain.format.errors import InputError
 from memory_chain.workspace.dedup import Merger, normalize
 from memory_chain.workspace.files import fsync_dir, locked, read_bytes
 from memory_chain.workspace.housekeeping import LINE_CAP, consolidate

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
-from memory_chain.chain.secrets import scan as scan_secrets
+from memory_chain.chain.format.secrets import scan as scan_secrets
 from memory_chain.workspace.dedup import normalize, same
 
 from .transcripts import Turn

@@ -22,7 +22,7 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
-from memory_chain.chain.secrets import scan as scan_secrets
+from memory_chain.chain.format.secrets import scan as scan_secrets
 
 from .detector import (
     CATEGORIES,

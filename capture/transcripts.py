@@ -39,7 +39,7 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
-from memory_chain.chain.errors import InputError
+from memory_chain.chain.format.errors import InputError
 
 __all__ = [
     "FORMATS",

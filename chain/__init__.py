@@ -1,4 +1,6 @@
-"""The ledger: entry format, canonical bytes, keys, content store, append, verify.
+"""The ledger, in rooms that import downwards only (specs/ARCHITECTURE.md):
 
-Nothing here imports any other memory_chain package (see ARCHITECTURE.md).
+format -> content, log -> verify -> store -> audit -> lifecycle
+
+Nothing here imports any other memory_chain package.
 """

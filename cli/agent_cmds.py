@@ -26,7 +26,7 @@ def _dir_for_command() -> Path | None:
 
 
 def _warn_no_chain() -> None:
-    from memory_chain.chain.config import Layout
+    from memory_chain.chain.format.config import Layout
 
     if not Layout(data_dir()).chain.exists():
         click.echo(
@@ -211,7 +211,7 @@ def mcp(ctx: click.Context, workspace: str | None, project: str | None) -> None:
     try:
         from memory_chain.integrations.mcp_server import serve
     except ImportError as exc:  # pragma: no cover - mcp is a dependency
-        from memory_chain.chain.errors import OperationalError
+        from memory_chain.chain.format.errors import OperationalError
 
         raise OperationalError(
             f"the MCP server needs the mcp package ({exc})", hint="pip install 'mcp>=2.3,<3'"

@@ -41,7 +41,7 @@ def network_option(f: Any) -> Any:
 
 def _network(name: str | None, rpc_url: str | None, confirmations: int | None) -> Network:
     from memory_chain.anchor.networks import resolve_network
-    from memory_chain.chain.config import Config, Layout
+    from memory_chain.chain.format.config import Config, Layout
 
     config = Config.load(Layout(data_dir()))
     return resolve_network(config, name, rpc_url=rpc_url, confirmations=confirmations)
@@ -159,7 +159,7 @@ def deploy(
         memory-chain anchor deploy --network anvil
     """
     from memory_chain.anchor.post import deploy as run
-    from memory_chain.chain.config import Config, Layout
+    from memory_chain.chain.format.config import Config, Layout
 
     network, rpc_url, confirmations = _inherited(ctx, network, rpc_url, confirmations)
     layout = Layout(data_dir())
@@ -194,9 +194,9 @@ def status(as_json: bool) -> None:
     Example:
         memory-chain anchor status --json
     """
-    from memory_chain.chain.anchors import read_anchors
-    from memory_chain.chain.config import Layout
-    from memory_chain.chain.head import load_head
+    from memory_chain.chain.format.config import Layout
+    from memory_chain.chain.log.anchors import read_anchors
+    from memory_chain.chain.store.head import load_head
 
     layout = Layout(data_dir())
     open_ledger()  # the same checks as every command: a data directory with a chain
@@ -284,8 +284,8 @@ def run_anchor_audit(
     from memory_chain.anchor.audit import verify_anchors
     from memory_chain.anchor.networks import anchor_config, resolve_network
     from memory_chain.anchor.rpc import connect
-    from memory_chain.chain.anchors import read_anchors
-    from memory_chain.chain.config import Config
+    from memory_chain.chain.format.config import Config
+    from memory_chain.chain.log.anchors import read_anchors
 
     ledger = open_ledger()
     config = Config.load(ledger.layout)

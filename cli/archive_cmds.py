@@ -18,7 +18,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from memory_chain.chain.archive import ArchiveReport
+    from memory_chain.chain.lifecycle.archive import ArchiveReport
 
 NO_CONTENT_NOTE = "content not included: blobs not checked"
 
@@ -65,7 +65,7 @@ def export(
         memory-chain export backup.tar.gz
         memory-chain export audit.tar --from 100 --to 180 --no-content
     """
-    from memory_chain.chain.archive import export_archive
+    from memory_chain.chain.lifecycle.archive_export import export_archive
 
     s = export_archive(
         open_ledger(), file, content=not no_content, from_seq=from_seq, to_seq=to_seq
@@ -121,7 +121,7 @@ def import_(file: str, trusted_key: str | None, chain_id: str | None, as_json: b
         memory-chain import backup.tar.gz --dir ./restored
         memory-chain verify --dir ./restored
     """
-    from memory_chain.chain.archive import import_archive
+    from memory_chain.chain.lifecycle.archive_import import import_archive
 
     dest = data_dir()
     report = import_archive(file, dest, trusted_key=trusted_key_arg(trusted_key), chain_id=chain_id)
@@ -146,7 +146,7 @@ def import_(file: str, trusted_key: str | None, chain_id: str | None, as_json: b
 
 
 def _report_json(report: ArchiveReport) -> dict[str, Any]:
-    from memory_chain.chain.archive import STEP_ARCHIVE
+    from memory_chain.chain.lifecycle.archive import STEP_ARCHIVE
 
     f = report.failure
     return {
@@ -180,7 +180,8 @@ def verify_bundle_file(
 
     ``trusted_key`` is the --trusted-key value as given (a key or a .pub file).
     """
-    from memory_chain.chain.archive import STEP_ARCHIVE, verify_archive
+    from memory_chain.chain.lifecycle.archive import STEP_ARCHIVE
+    from memory_chain.chain.lifecycle.archive_check import verify_archive
 
     report = verify_archive(path, trusted_key=trusted_key_arg(trusted_key), chain_id=chain_id)
     f = report.failure

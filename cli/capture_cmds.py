@@ -34,7 +34,7 @@ def _hook_payload() -> dict[str, Any]:
     """A Claude Code hook's stdin JSON (transcript_path, cwd, hook_event_name, ...)."""
     import orjson
 
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     raw = sys.stdin.buffer.read()
     try:
@@ -147,7 +147,7 @@ def capture(
             click.echo(f"memory-chain capture: {message} (ignored)", err=True)
         return
     if not transcript:
-        from memory_chain.chain.errors import InputError
+        from memory_chain.chain.format.errors import InputError
 
         raise InputError(
             "name a transcript", hint="--transcript FILE, or --hook with JSON on stdin"

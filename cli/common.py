@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.store.ledger import Ledger
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,7 +43,7 @@ def json_option(f: F) -> F:
 
 
 def data_dir() -> Any:
-    from memory_chain.chain.config import resolve_dir
+    from memory_chain.chain.format.config import resolve_dir
 
     ctx = click.get_current_context()
     root = ctx.find_root().ensure_object(dict)
@@ -52,8 +52,8 @@ def data_dir() -> Any:
 
 def passphrase_source(prompt: str, confirm: bool) -> str:
     """$MEMORY_CHAIN_PASSPHRASE, else a hidden prompt on a terminal."""
-    from memory_chain.chain.errors import KeyAccessError
-    from memory_chain.chain.keys import ENV_PASSPHRASE
+    from memory_chain.chain.format.errors import KeyAccessError
+    from memory_chain.chain.format.keys import ENV_PASSPHRASE
 
     value = os.environ.get(ENV_PASSPHRASE)
     if value is not None:
@@ -67,7 +67,7 @@ def passphrase_source(prompt: str, confirm: bool) -> str:
 
 
 def open_ledger() -> Ledger:
-    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.store.ledger import Ledger
 
     return Ledger(data_dir(), passphrase=passphrase_source)
 
@@ -89,7 +89,7 @@ def trusted_key_arg(value: str | None) -> str | None:
         return None
     from pathlib import Path
 
-    from memory_chain.chain.keys import parse_public_key, read_public_key_file
+    from memory_chain.chain.format.keys import parse_public_key, read_public_key_file
 
     path = Path(value)
     key: str = read_public_key_file(path) if path.is_file() else parse_public_key(value)
@@ -98,7 +98,7 @@ def trusted_key_arg(value: str | None) -> str | None:
 
 def read_input_file(path: str) -> bytes:
     """The bytes of a file the user named ("-" is stdin), or a one-line error."""
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     if path == "-":
         return sys.stdin.buffer.read()
@@ -117,7 +117,7 @@ def write_output(path: str | None, data: bytes) -> None:
         return
     from pathlib import Path
 
-    from memory_chain.chain.fsutil import replace_file
+    from memory_chain.chain.format.fsutil import replace_file
 
     replace_file(Path(path).resolve(), data)
 
@@ -172,8 +172,8 @@ def open_workspace(cwd: Any = None) -> Any:
     The data directory need not exist yet: the workspace works without a chain.
     ``cwd``: where to look for the project (default: the working directory).
     """
-    from memory_chain.chain.config import Config, Layout
-    from memory_chain.chain.errors import OperationalError
+    from memory_chain.chain.format.config import Config, Layout
+    from memory_chain.chain.format.errors import OperationalError
     from memory_chain.workspace.scopes import Workspace
 
     root = click.get_current_context().find_root().ensure_object(dict)

@@ -309,7 +309,7 @@ def restore(seq: int | None, all_: bool, as_json: bool) -> None:
         memory-chain restore 42
         memory-chain restore --all
     """
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
     from memory_chain.index.gc import restore as do_restore
 
     if (seq is None) == (not all_):

@@ -20,7 +20,7 @@ def keys() -> None:
 
 
 def _key_info() -> dict[str, str | None]:
-    from memory_chain.chain.keys import key_file, read_public_key_file
+    from memory_chain.chain.format.keys import key_file, read_public_key_file
 
     ledger = open_ledger()
     path = key_file(ledger.layout.root, ledger.config.key_mode)
@@ -68,7 +68,7 @@ def rotate(key_mode: str | None, as_json: bool) -> None:
         memory-chain keys rotate
         memory-chain keys rotate --key-mode encrypted
     """
-    from memory_chain.chain.rotate import rotate as do_rotate
+    from memory_chain.chain.lifecycle.rotate import rotate as do_rotate
 
     ledger = open_ledger()
     old = ledger.signer().key_id

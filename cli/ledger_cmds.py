@@ -44,7 +44,7 @@ def init(name: str, key_mode: str, as_json: bool) -> None:
         memory-chain init --name my-agent
         MEMORY_CHAIN_PASSPHRASE=... memory-chain init --key-mode encrypted
     """
-    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.store.ledger import Ledger
 
     ledger = Ledger.init(data_dir(), name=name, key_mode=key_mode, passphrase=passphrase_source)
     info = {
@@ -62,7 +62,7 @@ def init(name: str, key_mode: str, as_json: bool) -> None:
 def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
     import orjson
 
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     meta: dict[str, Any] = {}
     for pair in pairs:
@@ -101,8 +101,8 @@ def _read_source(text: str) -> bytes:
 def _batch_items(data: bytes) -> list[Any]:
     import orjson
 
-    from memory_chain.chain.errors import InputError
-    from memory_chain.chain.ledger import NewEntry
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.store.ledger import NewEntry
 
     allowed = {"content", "type", "tier", "source", "importance", "meta"}
     items = []
@@ -218,8 +218,8 @@ def add(
         memory-chain add --batch memories.jsonl
     Batch lines look like {"content": "...", "type": "fact", "meta": {"k": 1}}.
     """
-    from memory_chain.chain.errors import InputError
-    from memory_chain.chain.ledger import NewEntry
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.store.ledger import NewEntry
 
     if batch is not None:
         if text is not None:
@@ -261,7 +261,7 @@ def add(
 
 def _check_supersedes(seq: int) -> None:
     """--supersedes names an existing memory (asked of the index: no chain scan)."""
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
     from memory_chain.index.db import Index
 
     with Index.open(data_dir()) as index:  # synced with the chain on open
@@ -275,8 +275,8 @@ def _check_supersedes(seq: int) -> None:
 
 def _warn_secrets(items: list[Any]) -> None:
     """--allow-secret is loud: name what the gate would have refused."""
-    from memory_chain.chain.canonical import canonical
-    from memory_chain.chain.secrets import scan
+    from memory_chain.chain.format.canonical import canonical
+    from memory_chain.chain.format.secrets import scan
 
     for n, item in enumerate(items, 1):
         for text in (item.content.decode("utf-8", "replace"), canonical(item.meta).decode()):
@@ -290,7 +290,7 @@ def _warn_secrets(items: list[Any]) -> None:
 
 
 def _read_file(path: str) -> bytes:
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     try:
         with open(path, "rb") as f:
@@ -327,7 +327,7 @@ def show(seq: int, with_content: bool, as_json: bool) -> None:
     Example:
         memory-chain show 3 --content
     """
-    from memory_chain.chain.views import entry_view
+    from memory_chain.chain.store.views import entry_view
 
     view = entry_view(open_ledger(), seq, with_content=with_content)
     if as_json:
@@ -364,7 +364,7 @@ def log(limit: int, type_: str | None, tier: str | None, as_json: bool) -> None:
     Example:
         memory-chain log --limit 5 --type decision
     """
-    from memory_chain.chain.views import recent
+    from memory_chain.chain.store.views import recent
 
     views = recent(open_ledger(), limit=limit, type_=type_, tier=tier)
     if as_json:
@@ -388,7 +388,7 @@ def stats(as_json: bool) -> None:
     Example:
         memory-chain stats --json
     """
-    from memory_chain.chain.views import chain_stats
+    from memory_chain.chain.store.views import chain_stats
 
     ledger = open_ledger()
     info = chain_stats(ledger)
@@ -424,7 +424,7 @@ def redact(seq: int, reason: str, as_json: bool) -> None:
     Example:
         memory-chain redact 7 --reason "contained a password"
     """
-    from memory_chain.chain.redact import redact as do_redact
+    from memory_chain.chain.lifecycle.redact import redact as do_redact
 
     ledger = open_ledger()
     r = do_redact(ledger, seq, reason)

@@ -97,7 +97,7 @@ def _one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) 0 ok, 1 verification failed, 2 error."""
-    from memory_chain.chain.errors import MemoryChainError
+    from memory_chain.chain.format.errors import MemoryChainError
 
     warnings.showwarning = _one_line_warning
     try:

@@ -20,9 +20,9 @@ from .common import (
 
 if TYPE_CHECKING:
     from memory_chain.anchor.audit import Finding
-    from memory_chain.chain.bundle import BundleError, Proved
-    from memory_chain.chain.checkpoint import Checkpoint
-    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.log.bundle import BundleError, Proved
+    from memory_chain.chain.log.checkpoint import Checkpoint
+    from memory_chain.chain.store.ledger import Ledger
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -40,7 +40,7 @@ def checkpoint(as_json: bool) -> None:
         memory-chain checkpoint
         memory-chain checkpoint --json
     """
-    from memory_chain.chain.checkpointing import checkpoint as make
+    from memory_chain.chain.audit.checkpointing import checkpoint as make
 
     made = make(open_ledger())
     cp = made.checkpoint
@@ -97,7 +97,7 @@ def prove(
         memory-chain prove 12 --content --html -o entry12.html
         memory-chain prove 12 --checkpoint 40 -o entry12-at-40.proof.json
     """
-    from memory_chain.chain.proofs import prove_entry
+    from memory_chain.chain.audit.proofs import prove_entry
 
     ledger = open_ledger()
     cp = _checkpoint_arg(ledger, against) if against is not None else None
@@ -175,9 +175,9 @@ def verify_proof(
         memory-chain verify-proof entry12.proof.json --trusted-key agent.pub \\
             --rpc https://sepolia.base.org
     """
-    from memory_chain.chain.bundle import BundleError, verify_bundle
-    from memory_chain.chain.entry import HASH_RE
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.entry import HASH_RE
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.log.bundle import BundleError, verify_bundle
 
     data = read_input_file(file)
     key = trusted_key_arg(trusted_key)
@@ -240,7 +240,7 @@ def _check_anchor_references(proved: Proved, url: str, confirmations: int) -> li
 
 
 def _print_anchor_findings(findings: list[Finding]) -> None:
-    from memory_chain.chain.errors import IntegrityError
+    from memory_chain.chain.format.errors import IntegrityError
 
     if not findings:
         raise IntegrityError(
@@ -269,7 +269,7 @@ _BAD_INPUT = {
 
 def _proof_failed(file: str, exc: BundleError, as_json: bool, prefix: str = "") -> NoReturn:
     """Report a proof file that failed: JSON on stdout with --json, else one error line."""
-    from memory_chain.chain.errors import InputError, IntegrityError
+    from memory_chain.chain.format.errors import InputError, IntegrityError
 
     bad_input = exc.reason in _BAD_INPUT
     if as_json:
@@ -281,15 +281,15 @@ def _proof_failed(file: str, exc: BundleError, as_json: bool, prefix: str = "") 
 
 
 def _format_of(data: bytes) -> object:
-    from memory_chain.chain.bundle import load_json
+    from memory_chain.chain.log.bundle import load_json
 
     obj = load_json(data)
     return obj.get("format") if isinstance(obj, dict) else None
 
 
 def _verify_consistency_file(file: str, data: bytes, key: str | None, as_json: bool) -> None:
-    from memory_chain.chain.bundle import BundleError
-    from memory_chain.chain.proofs import check_consistency_file
+    from memory_chain.chain.audit.proofs import check_consistency_file
+    from memory_chain.chain.log.bundle import BundleError
 
     try:
         c = check_consistency_file(data, trusted_key=key)
@@ -319,7 +319,7 @@ def consistency(old: str, new: str, output: str | None, as_json: bool) -> None:
         memory-chain consistency 120 250
         memory-chain consistency old.checkpoint checkpoint -o 120-250.proof.json
     """
-    from memory_chain.chain.proofs import prove_consistency
+    from memory_chain.chain.audit.proofs import prove_consistency
 
     ledger = open_ledger()
     c = prove_consistency(ledger, _checkpoint_arg(ledger, old), _checkpoint_arg(ledger, new))
@@ -344,9 +344,9 @@ def consistency(old: str, new: str, output: str | None, as_json: bool) -> None:
 def _checkpoint_arg(ledger: Ledger, value: str) -> Checkpoint:
     from pathlib import Path
 
-    from memory_chain.chain.checkpoint_store import note_path
-    from memory_chain.chain.errors import InputError
-    from memory_chain.chain.proofs import load_checkpoint_file
+    from memory_chain.chain.audit.proofs import load_checkpoint_file
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.log.checkpoint_store import note_path
 
     path = Path(value)
     if value.isdecimal() and not path.exists():

@@ -70,7 +70,7 @@ def schedule_install(
     from memory_chain.integrations.claude_code import program
 
     if transcripts is not None and not transcripts.expanduser().is_dir():
-        from memory_chain.chain.errors import InputError
+        from memory_chain.chain.format.errors import InputError
 
         raise InputError(f"no such folder: {transcripts}")
     p = sched.plan(

@@ -100,7 +100,7 @@ def verify(
         memory-chain verify --anchors --network base-sepolia
         memory-chain verify --workspace
     """
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     if not with_anchors and (network or rpc_url):
         raise InputError("--network and --rpc go with --anchors")
@@ -109,7 +109,7 @@ def verify(
 
         verify_bundle_file(bundle, trusted_key, chain_id, as_json)
         return
-    from memory_chain.chain.audit import verify_ledger
+    from memory_chain.chain.audit.verify_ledger import verify_ledger
 
     report = verify_ledger(
         open_ledger(),

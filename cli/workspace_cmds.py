@@ -464,7 +464,7 @@ def files_read(path: str, lines: str | None, scope: str, as_json: bool) -> None:
     Example:
         memory-chain files read facts/user.md --lines 1:20
     """
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     req: dict[str, Any] = {"tool": "read", "scope": scope, "path": path}
     if lines is not None:
@@ -517,7 +517,7 @@ def files_patch(
     Example:
         memory-chain files patch facts/user.md --old "Role: dev" --new "Role: SRE"
     """
-    from memory_chain.chain.errors import InputError
+    from memory_chain.chain.format.errors import InputError
 
     if len(olds) != len(news):
         raise InputError("give one --new for each --old")

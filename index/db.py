@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memory_chain.chain.config import Config, Layout
-from memory_chain.chain.errors import ChainStateError
+from memory_chain.chain.format.config import Config, Layout
+from memory_chain.chain.format.errors import ChainStateError
 
 from .schema import DB_NAME, connect, migrate
 from .settings import Settings, settings_from_config

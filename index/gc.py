@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError
+from memory_chain.chain.format.errors import InputError
 
 from .db import Index
 from .settings import DAY_US, HOUR_US

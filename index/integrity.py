@@ -2,7 +2,7 @@
 
 `memory-chain context` calls ``check_chain`` before presenting anything.
 The check is incremental: it resumes from the last verified point (the
-verification cache, chain/incremental.py) when the bytes verified then are
+verification cache, chain/verify/incremental.py) when the bytes verified then are
 unchanged, so at session start it costs one hash of the chain file plus
 the entries added since.
 """
@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memory_chain.chain.ledger import Ledger
-    from memory_chain.chain.verify import Report
+    from memory_chain.chain.store.ledger import Ledger
+    from memory_chain.chain.verify.lines import Report
 
 __all__ = ["Integrity", "check_chain", "integrity_of", "unchecked"]
 
 
 def check_chain(ledger: Ledger) -> Report:
     """Verify the chain of ``ledger`` (its pins, checkpoints and witness), incrementally."""
-    from memory_chain.chain.audit import verify_ledger
+    from memory_chain.chain.audit.verify_ledger import verify_ledger
 
     return verify_ledger(ledger, incremental=True)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memory_chain.chain.errors import OperationalError
+from memory_chain.chain.format.errors import OperationalError
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError, OperationalError
+from memory_chain.chain.format.errors import InputError, OperationalError
 
 __all__ = ["DEFAULT_WEIGHTS", "Settings", "Weights", "parse_weights", "settings_from_config"]
 

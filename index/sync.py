@@ -33,10 +33,10 @@ from typing import Any, Final
 
 import orjson
 
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.config import Layout
-from memory_chain.chain.content import ContentStore
-from memory_chain.chain.errors import ChainStateError, OperationalError
+from memory_chain.chain.content.store import ContentStore
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.errors import ChainStateError, OperationalError
 
 __all__ = [
     "IndexWarning",

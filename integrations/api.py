@@ -14,7 +14,7 @@ used in-process by the hooks, the MCP server and the memory-tool adapter
         bundle = memory.prove(seq)
 
 Results are plain JSON-able dicts (what the CLI prints with --json). Bad
-input raises memory_chain.chain.errors.MemoryChainError (InputError and
+input raises memory_chain.chain.format.errors.MemoryChainError (InputError and
 friends) with a one-line ``message`` and a ``hint``; nothing is written
 then. The index is opened once and kept, so a long-running caller (the MCP
 server) pays for it once; ``close()`` (or ``with``) releases it.
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from memory_chain.chain.keys import PassphraseSource
-    from memory_chain.chain.ledger import Ledger
+    from memory_chain.chain.format.keys import PassphraseSource
+    from memory_chain.chain.store.ledger import Ledger
     from memory_chain.index.db import Index
     from memory_chain.workspace.scopes import Workspace
 
@@ -37,8 +37,8 @@ __all__ = ["Memory"]
 
 def _env_passphrase(_prompt: str, _confirm: bool) -> str:
     """The passphrase of an encrypted key: $MEMORY_CHAIN_PASSPHRASE, never a prompt."""
-    from memory_chain.chain.errors import KeyAccessError
-    from memory_chain.chain.keys import ENV_PASSPHRASE
+    from memory_chain.chain.format.errors import KeyAccessError
+    from memory_chain.chain.format.keys import ENV_PASSPHRASE
 
     value = os.environ.get(ENV_PASSPHRASE)
     if value is None:
@@ -94,7 +94,7 @@ class Memory:
         for an encrypted key (a string, or a callable; default
         $MEMORY_CHAIN_PASSPHRASE). Nothing is read until first use.
         """
-        from memory_chain.chain.config import resolve_dir
+        from memory_chain.chain.format.config import resolve_dir
 
         return cls(
             resolve_dir(data_dir),
@@ -123,15 +123,15 @@ class Memory:
 
     @property
     def has_chain(self) -> bool:
-        from memory_chain.chain.config import Layout
+        from memory_chain.chain.format.config import Layout
 
         return Layout(self.data_dir).chain.exists()
 
     @property
     def workspace(self) -> Workspace:
         if self._workspace is None:
-            from memory_chain.chain.config import Config, Layout
-            from memory_chain.chain.errors import OperationalError
+            from memory_chain.chain.format.config import Config, Layout
+            from memory_chain.chain.format.errors import OperationalError
             from memory_chain.workspace.scopes import Workspace, resolve_user_root
 
             try:
@@ -154,7 +154,7 @@ class Memory:
     @property
     def ledger(self) -> Ledger:
         if self._ledger is None:
-            from memory_chain.chain.ledger import Ledger
+            from memory_chain.chain.store.ledger import Ledger
 
             self._ledger = Ledger(self.data_dir, passphrase=self._passphrase)
         return self._ledger
@@ -186,7 +186,7 @@ class Memory:
 
         Refused (InputError, nothing written) when it looks like a secret.
         """
-        from memory_chain.chain.newentry import NewEntry
+        from memory_chain.chain.format.newentry import NewEntry
 
         r = self.ledger.add(
             NewEntry(
@@ -202,7 +202,7 @@ class Memory:
 
     def verify(self, *, full: bool = False) -> dict[str, Any]:
         """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
-        from memory_chain.chain.audit import verify_ledger
+        from memory_chain.chain.audit.verify_ledger import verify_ledger
 
         result: dict[str, Any] = verify_ledger(self.ledger, incremental=not full).as_dict()
         return result
@@ -211,7 +211,7 @@ class Memory:
         """A proof bundle for entry ``seq`` (as `prove` writes it), parsed."""
         import orjson
 
-        from memory_chain.chain.proofs import prove_entry
+        from memory_chain.chain.audit.proofs import prove_entry
 
         bundle: dict[str, Any] = orjson.loads(
             prove_entry(self.ledger, seq, with_content=with_content)

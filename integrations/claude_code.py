@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError
+from memory_chain.chain.format.errors import InputError
 
 __all__ = [
     "HOOKS",
@@ -156,7 +156,7 @@ def _load(path: Path) -> tuple[dict[str, Any], bytes | None]:
 
 def _save(path: Path, data: dict[str, Any], before: bytes | None) -> str | None:
     """Write ``data`` (2-space JSON) atomically, keeping ``before`` as the backup."""
-    from memory_chain.chain.fsutil import replace_file
+    from memory_chain.chain.format.fsutil import replace_file
 
     backup = None
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ import stat
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memory_chain.chain.errors import MemoryChainError
+from memory_chain.chain.format.errors import MemoryChainError
 
 from .api import Memory
 
@@ -54,7 +54,7 @@ def _data_dir(memory: Memory) -> list[Check]:
         )
     else:
         out.append(Check("data directory", "ok", f"{root} (mode {mode:o})"))
-    from memory_chain.chain.keys import key_file
+    from memory_chain.chain.format.keys import key_file
 
     key_mode = memory.ledger.config.key_mode
     path = key_file(root, key_mode)
@@ -252,7 +252,7 @@ def _schedules(memory: Memory) -> list[Check]:
 
 
 def _anchors(memory: Memory) -> list[Check]:
-    from memory_chain.chain.anchors import read_anchors
+    from memory_chain.chain.log.anchors import read_anchors
 
     records = read_anchors(memory.ledger.layout).records
     if not records:

@@ -31,7 +31,7 @@ def append_line(data_dir: Path, name: str, line: str) -> None:
 
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Replace ``path`` with ``data`` atomically unless it already holds them; True if written."""
-    from memory_chain.chain.fsutil import replace_file
+    from memory_chain.chain.format.fsutil import replace_file
 
     try:
         if path.read_bytes() == data:

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-from memory_chain.chain.errors import MemoryChainError, OperationalError
+from memory_chain.chain.format.errors import MemoryChainError, OperationalError
 
 from .api import Memory
 from .files import append_line, utc_now
@@ -102,7 +102,7 @@ def _curate(memory: Memory, result: JobResult) -> None:
 
 
 def _committed_since_anchor(memory: Memory, network: str) -> int:
-    from memory_chain.chain.anchors import read_anchors
+    from memory_chain.chain.log.anchors import read_anchors
 
     anchored = [
         r["tree_size"]
@@ -117,7 +117,7 @@ def _committed_since_anchor(memory: Memory, network: str) -> int:
 
 
 def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
-    from memory_chain.chain.views import chain_stats
+    from memory_chain.chain.store.views import chain_stats
     from memory_chain.index.gc import collect
     from memory_chain.workspace.housekeeping import decay
 
@@ -154,7 +154,7 @@ def _post_anchor(memory: Memory, network: str) -> str:
 
 
 def _record(data_dir: Path, result: JobResult) -> None:
-    from memory_chain.chain.fsutil import replace_file
+    from memory_chain.chain.format.fsutil import replace_file
 
     folder = data_dir / "jobs"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
-from memory_chain.chain.errors import MemoryChainError
+from memory_chain.chain.format.errors import MemoryChainError
 
 from .api import Memory
 

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError, OperationalError
+from memory_chain.chain.format.errors import InputError, OperationalError
 
 __all__ = [
     "CALENDARS",

@@ -10,7 +10,7 @@ import pytest
 from helpers.anvil import Anvil, AnvilError, start_anvil
 from helpers.cli import Cli
 
-from memory_chain.chain.ledger import Ledger
+from memory_chain.chain.store.ledger import Ledger
 
 _AMBIENT = (
     "MEMORY_CHAIN_DIR",

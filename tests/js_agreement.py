@@ -83,8 +83,8 @@ def _split(data: bytes) -> list[bytes]:
 
 
 def python_chain(c: Case) -> dict[str, Any]:
-    from memory_chain.chain.checkpoint import parse_checkpoint
-    from memory_chain.chain.verify import ChainState, verify_lines
+    from memory_chain.chain.log.checkpoint import parse_checkpoint
+    from memory_chain.chain.verify.lines import ChainState, verify_lines
 
     root = Path(c.path)
     state = ChainState(trusted_key=c.trusted_key, pinned_chain_id=c.chain_id)
@@ -101,7 +101,7 @@ def python_chain(c: Case) -> dict[str, Any]:
 
 
 def python_bundle(c: Case) -> dict[str, Any]:
-    from memory_chain.chain.bundle import BundleError, verify_bundle
+    from memory_chain.chain.log.bundle import BundleError, verify_bundle
 
     try:
         verify_bundle(Path(c.path).read_bytes(), trusted_key=c.trusted_key, chain_id=c.chain_id)
@@ -111,8 +111,8 @@ def python_bundle(c: Case) -> dict[str, Any]:
 
 
 def python_consistency(c: Case) -> dict[str, Any]:
-    from memory_chain.chain.bundle import BundleError
-    from memory_chain.chain.proofs import check_consistency_file
+    from memory_chain.chain.audit.proofs import check_consistency_file
+    from memory_chain.chain.log.bundle import BundleError
 
     try:
         check_consistency_file(Path(c.path).read_bytes(), trusted_key=c.trusted_key)
@@ -122,7 +122,7 @@ def python_consistency(c: Case) -> dict[str, Any]:
 
 
 def python_archive(c: Case) -> dict[str, Any]:
-    from memory_chain.chain.archive import verify_archive
+    from memory_chain.chain.lifecycle.archive_check import verify_archive
 
     report = verify_archive(c.path, trusted_key=c.trusted_key, chain_id=c.chain_id)
     f = report.failure
@@ -156,14 +156,14 @@ def run_js(cases: list[Case], folder: Path) -> list[dict[str, Any]]:
 
 
 def _signer(n: int) -> Any:
-    from memory_chain.chain.keys import Signer
+    from memory_chain.chain.format.keys import Signer
 
     return Signer(bytes([n]) * 32)
 
 
 def _signed(obj: dict[str, Any], signer: Any) -> bytes:
-    from memory_chain.chain.canonical import canonical
-    from memory_chain.chain.entry import signing_message
+    from memory_chain.chain.format.canonical import canonical
+    from memory_chain.chain.format.entry import signing_message
 
     obj = {k: v for k, v in obj.items() if k != "sig"}
     obj["sig"] = signer.sign(signing_message(obj))
@@ -180,7 +180,7 @@ def _write_lines(d: Path, lines: list[bytes], tail: bytes = b"") -> None:
 
 def _relink(lines: list[bytes], start: int, signer: Any, edit: Callable[[dict], None]) -> None:
     """Edit line ``start`` and re-sign it and every later line, relinked (a rewrite)."""
-    from memory_chain.chain.canonical import b3
+    from memory_chain.chain.format.canonical import b3
 
     for i in range(start, len(lines)):
         obj = orjson.loads(lines[i])
@@ -221,11 +221,11 @@ class Builder:
 
     def _base(self) -> Path:
         """A chain of 12: memories, a redaction with its blob gone, a rotation, a checkpoint."""
-        from memory_chain.chain.checkpointing import checkpoint
-        from memory_chain.chain.keys import Signer
-        from memory_chain.chain.ledger import Ledger, NewEntry
-        from memory_chain.chain.redact import redact
-        from memory_chain.chain.rotate import rotate
+        from memory_chain.chain.audit.checkpointing import checkpoint
+        from memory_chain.chain.format.keys import Signer
+        from memory_chain.chain.lifecycle.redact import redact
+        from memory_chain.chain.lifecycle.rotate import rotate
+        from memory_chain.chain.store.ledger import Ledger, NewEntry
 
         d = self.folder / "base"
         led = Ledger.init(d, name="agreement-agent", signer=self.owner, clock=lambda: CLOCK)
@@ -381,7 +381,7 @@ class Builder:
         self.chain("checkpoint of another chain", _foreign_checkpoint)
 
     def bundles(self) -> None:
-        from memory_chain.chain.proofs import prove_entry
+        from memory_chain.chain.audit.proofs import prove_entry
 
         key, cid = self.owner.key_id, _hash(_lines(self.base)[0])
         good = prove_entry(self.ledger, 10, with_content=True)
@@ -446,17 +446,17 @@ class Builder:
         )
 
     def consistency(self) -> None:
-        from memory_chain.chain.checkpoint import parse_checkpoint
-        from memory_chain.chain.merkle import BLAKE3, consistency_proof
-        from memory_chain.chain.proofs import Consistency
+        from memory_chain.chain.audit.proofs import Consistency
+        from memory_chain.chain.log.checkpoint import parse_checkpoint
+        from memory_chain.chain.log.merkle import BLAKE3, consistency_proof
 
         d = self.base
         leaves = [BLAKE3.leaf(line) for line in _lines(d)]
         notes = sorted((d / "checkpoints").glob("*.note"))
         old = parse_checkpoint(notes[0].read_bytes())
         # Both checkpoints by the genesis key: a size-4 and a size-8 one.
-        from memory_chain.chain.checkpoint import make_checkpoint
-        from memory_chain.chain.merkle import root_of
+        from memory_chain.chain.log.checkpoint import make_checkpoint
+        from memory_chain.chain.log.merkle import root_of
 
         cid = _hash(_lines(d)[0])
         small = make_checkpoint(cid, 4, root_of(BLAKE3, leaves[:4]), self.owner)
@@ -480,7 +480,7 @@ class Builder:
         case("consistency: not one", b'{"format": "memory-chain-consistency/1"}')
 
     def archives(self) -> None:
-        from memory_chain.chain.archive import export_archive
+        from memory_chain.chain.lifecycle.archive_export import export_archive
 
         key = self.owner.key_id
         whole = self.folder / "files" / "whole.tar"
@@ -529,7 +529,7 @@ class Builder:
 
     def mutations(self) -> None:
         """Seeded random byte changes of a chain, a bundle and an archive."""
-        from memory_chain.chain.proofs import prove_entry
+        from memory_chain.chain.audit.proofs import prove_entry
 
         rng = random.Random(20261125)
         chain = (self.base / "chain.jsonl").read_bytes()
@@ -555,7 +555,7 @@ class Builder:
 
 
 def _hash(line: bytes) -> str:
-    from memory_chain.chain.canonical import b3
+    from memory_chain.chain.format.canonical import b3
 
     return b3(line)
 
@@ -655,7 +655,7 @@ def _forged_rotation(d: Path) -> None:
 
 def _substituted(d: Path, signer: Any) -> None:
     """The whole chain re-signed by another key (its rotation kept, to the rotated key)."""
-    from memory_chain.chain.entry import rotation_message
+    from memory_chain.chain.format.entry import rotation_message
 
     lines = _lines(d)
     for i in range(len(lines)):
@@ -680,13 +680,13 @@ def _rewritten(d: Path, owner: Any, rotated: Any) -> None:
 
 
 def _small_r(d: Path, seed: bytes) -> None:
-    from memory_chain.chain.entry import signing_message
+    from memory_chain.chain.format.entry import signing_message
 
     lines = _lines(d)
     obj = orjson.loads(lines[1])
     del obj["sig"]
     obj["sig"] = _raw_sig(seed, signing_message(obj), 0)
-    from memory_chain.chain.canonical import canonical
+    from memory_chain.chain.format.canonical import canonical
 
     lines[1] = canonical(obj)
     _rewrite(d, lines, relink_from=2)
@@ -700,7 +700,7 @@ def _s_plus_l(d: Path) -> None:
     if s >= 2**256:
         return
     obj["sig"] = (sig[:32] + s.to_bytes(32, "little")).hex()
-    from memory_chain.chain.canonical import canonical
+    from memory_chain.chain.format.canonical import canonical
 
     lines[1] = canonical(obj)
     _rewrite(d, lines, relink_from=2)
@@ -708,8 +708,8 @@ def _s_plus_l(d: Path) -> None:
 
 def _foreign_checkpoint(d: Path) -> None:
     """A checkpoint for this chain's first 8 lines, named for another origin, by the right key."""
-    from memory_chain.chain.checkpoint import make_checkpoint
-    from memory_chain.chain.merkle import BLAKE3, root_of
+    from memory_chain.chain.log.checkpoint import make_checkpoint
+    from memory_chain.chain.log.merkle import BLAKE3, root_of
 
     leaves = [BLAKE3.leaf(line) for line in _lines(d)]
     cp = make_checkpoint("b3:" + "3" * 64, 8, root_of(BLAKE3, leaves[:8]), _signer(0))

@@ -1,4 +1,4 @@
-"""Anchoring without a node: anchors.jsonl records (chain/anchors.py) and the payload bytes.
+"""Anchoring without a node: anchors.jsonl records (chain/log/anchors.py) and the payload bytes.
 
 The payload (anchor/payload.py) is what every anchor transaction carries; the
 records are what `memory-chain anchor` writes before and after sending one.
@@ -27,7 +27,9 @@ from memory_chain.anchor.payload import (
     decode_event,
     payload_of,
 )
-from memory_chain.chain.anchors import (
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.log.anchors import (
     RECORD_FORMAT,
     STATES,
     append_record,
@@ -35,9 +37,7 @@ from memory_chain.chain.anchors import (
     parse_anchors,
     read_anchors,
 )
-from memory_chain.chain.checkpoint import make_checkpoint
-from memory_chain.chain.config import Layout
-from memory_chain.chain.keys import Signer
+from memory_chain.chain.log.checkpoint import make_checkpoint
 
 TX1 = "0x" + "11" * 32
 TX2 = "0x" + "22" * 32

@@ -21,24 +21,21 @@ import orjson
 import pytest
 from helpers.cli import SCRIPT, Cli, assert_rejected
 
-from memory_chain.chain.archive import (
-    ARCHIVE_FORMAT,
-    Limits,
-    export_archive,
-    import_archive,
-    verify_archive,
-)
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.checkpointing import checkpoint
-from memory_chain.chain.errors import (
+from memory_chain.chain.audit.checkpointing import checkpoint
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.errors import (
     ChainStateError,
     InputError,
     IntegrityError,
     KeyAccessError,
 )
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
-from memory_chain.chain.rotate import rotate
+from memory_chain.chain.lifecycle.archive import ARCHIVE_FORMAT, Limits
+from memory_chain.chain.lifecycle.archive_check import verify_archive
+from memory_chain.chain.lifecycle.archive_export import export_archive
+from memory_chain.chain.lifecycle.archive_import import import_archive
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.lifecycle.rotate import rotate
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 
 Members = list[tuple[str, bytes]]
 

@@ -21,13 +21,13 @@ from typing import Any
 import orjson
 import pytest
 
-from memory_chain.chain.canonical import b3, canonical
-from memory_chain.chain.entry import rotation_message, signing_message
-from memory_chain.chain.errors import IntegrityError
-from memory_chain.chain.keys import Signer
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
-from memory_chain.chain.verify import BlobGetter, Report, verify_lines
+from memory_chain.chain.format.canonical import b3, canonical
+from memory_chain.chain.format.entry import rotation_message, signing_message
+from memory_chain.chain.format.errors import IntegrityError
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify.lines import BlobGetter, Report, verify_lines
 
 # Test-only seeds: fixed so that failures reproduce, worthless outside tests.
 OWNER_SEED = bytes([7]) * 32

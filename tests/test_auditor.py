@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import SCRIPT, Cli
 
-from memory_chain.chain.keys import Signer, write_public_key_file
+from memory_chain.chain.format.keys import Signer, write_public_key_file
 
 ATTACKER_SEED = bytes([0xA7]) * 32  # test-only
 

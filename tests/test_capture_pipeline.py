@@ -15,7 +15,7 @@ from memory_chain.capture.capture import capture
 from memory_chain.capture.chaindoor import ChainDoor
 from memory_chain.capture.curate import curate
 from memory_chain.capture.daily import CANDIDATES, CAPTURED
-from memory_chain.chain.ledger import Ledger
+from memory_chain.chain.store.ledger import Ledger
 from memory_chain.workspace.markdown import Document
 from memory_chain.workspace.scopes import Workspace
 

@@ -406,7 +406,7 @@ def test_verify_tampered(populated: Cli) -> None:
 
 def test_cli_enums_match_the_format() -> None:
     """The CLI's own copies of types, tiers and sources (kept for a fast --help) match chain's."""
-    from memory_chain.chain import entry
+    from memory_chain.chain.format import entry
     from memory_chain.cli import ledger_cmds
 
     assert entry.CONTENT_TYPES == ledger_cmds.TYPES

@@ -22,9 +22,9 @@ from typing import Any
 import orjson
 import pytest
 
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.verify import verify_lines
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify.lines import verify_lines
 
 APPENDER = Path(__file__).parent / "helpers" / "appender.py"
 TIMEOUT = 120  # seconds for every writer to finish: longer means a deadlock

@@ -34,13 +34,13 @@ from typing import Any
 import orjson
 import pytest
 
-from memory_chain.chain import head as head_module
-from memory_chain.chain import journal
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.config import Layout
-from memory_chain.chain.head import TornTailWarning, load_head
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.verify import verify_lines
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.store import head as head_module
+from memory_chain.chain.store import journal
+from memory_chain.chain.store.head import TornTailWarning, load_head
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify.lines import verify_lines
 
 APPENDER = Path(__file__).parent / "helpers" / "appender.py"
 MIN_DELAY, MAX_DELAY = 0.005, 0.080

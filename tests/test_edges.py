@@ -7,13 +7,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memory_chain.chain.audit import verify_ledger
-from memory_chain.chain.canonical import canonical
-from memory_chain.chain.entry import Malformed, parse_line
-from memory_chain.chain.errors import ChainStateError, InputError
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
-from memory_chain.chain.rotate import rotate
+from memory_chain.chain.audit.verify_ledger import verify_ledger
+from memory_chain.chain.format.canonical import canonical
+from memory_chain.chain.format.entry import Malformed, parse_line
+from memory_chain.chain.format.errors import ChainStateError, InputError
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.lifecycle.rotate import rotate
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 
 
 def _genesis(ledger: Ledger) -> dict[str, object]:
@@ -139,7 +139,7 @@ def test_any_key_of_the_history_can_be_trusted(ledger: Ledger) -> None:
 
 def test_a_key_outside_the_history_is_untrusted(ledger: Ledger) -> None:
     """A pinned key that neither started nor joined the chain fails step 7 at seq 0."""
-    from memory_chain.chain.keys import Signer
+    from memory_chain.chain.format.keys import Signer
 
     stranger = Signer(bytes(range(32))).key_id
     report = verify_ledger(ledger, trusted_key=stranger)
@@ -158,7 +158,7 @@ def test_failed_append_leaves_the_chain_unchanged(
     import errno
     import os
 
-    from memory_chain.chain.errors import OperationalError
+    from memory_chain.chain.format.errors import OperationalError
 
     before = ledger.layout.chain.read_bytes()
     real = os.fdatasync
@@ -198,8 +198,8 @@ def test_threads_sharing_a_ledger_do_not_fork_the_chain(ledger: Ledger) -> None:
 
 def test_forged_head_json_is_rebuilt_not_trusted(ledger: Ledger) -> None:
     """A head.json with a recomputed check but wrong members is ignored and rebuilt."""
-    from memory_chain.chain.canonical import b3
-    from memory_chain.chain.head import load_head
+    from memory_chain.chain.format.canonical import b3
+    from memory_chain.chain.store.head import load_head
 
     ledger.add(NewEntry(b"one"))
     head = load_head(ledger.layout)
@@ -226,8 +226,8 @@ def test_reader_never_sees_a_split_line(ledger: Ledger) -> None:
 @pytest.mark.parametrize("damage", ["none", "edit", "delete-blob", "torn", "from-seq"])
 def test_parallel_verdict_equals_sequential(ledger: Ledger, damage: str) -> None:
     """verify_parallel over small chunks gives exactly verify_lines' report."""
-    from memory_chain.chain.parallel import verify_parallel
-    from memory_chain.chain.verify import verify_lines
+    from memory_chain.chain.verify.lines import verify_lines
+    from memory_chain.chain.verify.parallel import verify_parallel
 
     added = [ledger.add(NewEntry(f"memory {i}".encode())) for i in range(25)]
     lines = list(ledger.iter_lines())

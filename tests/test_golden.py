@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memory_chain.chain.content import ContentStore
-from memory_chain.chain.entry import SOURCES, TIERS, TYPES
-from memory_chain.chain.keys import read_public_key_file
-from memory_chain.chain.verify import verify_lines
+from memory_chain.chain.content.store import ContentStore
+from memory_chain.chain.format.entry import SOURCES, TIERS, TYPES
+from memory_chain.chain.format.keys import read_public_key_file
+from memory_chain.chain.verify.lines import verify_lines
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 GOLDEN = VECTORS / "golden"

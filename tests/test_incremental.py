@@ -1,7 +1,7 @@
 """Incremental verify: resume from the verification cache only when that is sound.
 
 verify_ledger saves, after a successful verify, the state it ended in and
-the hash of the chain bytes it covered (chain/incremental.py). The next
+the hash of the chain bytes it covered (chain/verify/incremental.py). The next
 verify resumes from it when those bytes are unchanged, and reports from
 which seq it checked (Report.verified_from). Anything else (an edited,
 truncated or regrown chain, a damaged or foreign cache, a checkpoint the
@@ -33,21 +33,21 @@ from helpers.cli import Cli
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from memory_chain.chain import verify as verify_module
-from memory_chain.chain.audit import verify_ledger
-from memory_chain.chain.canonical import b3, canonical
-from memory_chain.chain.checkpoint import make_checkpoint
-from memory_chain.chain.checkpoint_store import save_checkpoint
-from memory_chain.chain.checkpointing import checkpoint
-from memory_chain.chain.config import ENV_STATE_DIR
-from memory_chain.chain.entry import signing_message
-from memory_chain.chain.errors import MemoryChainError
-from memory_chain.chain.incremental import cache_path, load_verified
-from memory_chain.chain.keys import Signer
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.merkle import BLAKE3, root_of
-from memory_chain.chain.redact import redact
-from memory_chain.chain.verify import Report
+from memory_chain.chain.audit.checkpointing import checkpoint
+from memory_chain.chain.audit.verify_ledger import verify_ledger
+from memory_chain.chain.format.canonical import b3, canonical
+from memory_chain.chain.format.config import ENV_STATE_DIR
+from memory_chain.chain.format.entry import signing_message
+from memory_chain.chain.format.errors import MemoryChainError
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.log.checkpoint import make_checkpoint
+from memory_chain.chain.log.checkpoint_store import save_checkpoint
+from memory_chain.chain.log.merkle import BLAKE3, root_of
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify import lines as verify_module
+from memory_chain.chain.verify.incremental import cache_path, load_verified
+from memory_chain.chain.verify.lines import Report
 
 OWNER_SEED = bytes([7]) * 32  # test-only
 START_MICROS = 1_735_689_600_000_000
@@ -374,7 +374,7 @@ def test_checked_checkpoint_re_signed_by_another_key(chain: Ledger) -> None:
 
 @pytest.mark.parametrize("how", ["deleted", "edited"])
 def test_blob_changed_after_it_was_verified(how: str, chain: Ledger) -> None:
-    """Documented (chain/incremental.py): a blob deleted or edited after its entry was
+    """Documented (chain/verify/incremental.py): a blob deleted or edited after its entry was
     verified is not found by an incremental verify (ok), only by `verify --full`."""
     blob = chain.store.path(orjson.loads(lines_of(chain)[3])["content"])
     if how == "deleted":

@@ -9,8 +9,8 @@ import pytest
 from helpers.cli import Cli, blob_path
 from helpers.index import DAY, Clock, snapshot
 
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.context import build_context
 from memory_chain.index.db import Index
 from memory_chain.index.gc import collect

@@ -8,9 +8,9 @@ import orjson
 import pytest
 from helpers.index import DAY, HOUR, T0, Clock, snapshot
 
-from memory_chain.chain.errors import InputError
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
+from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.db import Index
 from memory_chain.index.gc import GC_THRESHOLD, collect, relevance, restore, should_archive
 

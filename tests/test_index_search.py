@@ -10,8 +10,8 @@ from helpers.index import DAY, Clock, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.budget import pack
 from memory_chain.index.db import Index
 from memory_chain.index.gc import collect

@@ -15,10 +15,10 @@ from helpers.index import DAY, Clock, dump, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_chain.chain.entry import default_importance
-from memory_chain.chain.errors import InputError, OperationalError
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
+from memory_chain.chain.format.entry import default_importance
+from memory_chain.chain.format.errors import InputError, OperationalError
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.db import Index
 from memory_chain.index.gc import collect, restore
 from memory_chain.index.schema import MIGRATIONS, applied_migrations

@@ -1,4 +1,4 @@
-"""chain/merkle.py: RFC 9162 probes, an independent oracle, strict verifiers, golden vector.
+"""chain/log/merkle.py: RFC 9162 probes, an independent oracle, strict verifiers, golden vector.
 
 Four kinds of evidence:
 
@@ -31,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_chain.chain.merkle import (
+from memory_chain.chain.log.merkle import (
     BLAKE3,
     SHA256,
     Frontier,

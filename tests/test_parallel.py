@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from conftest import _AMBIENT
 
-from memory_chain.chain import parallel
-from memory_chain.chain.errors import ChainStateError, OperationalError
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.parallel import _chunks_of_file, _pack, _unpack, verify_parallel
-from memory_chain.chain.redact import redact
-from memory_chain.chain.rotate import rotate
-from memory_chain.chain.verify import Report, check_lines, verify_lines
+from memory_chain.chain.format.errors import ChainStateError, OperationalError
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.lifecycle.rotate import rotate
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify import parallel
+from memory_chain.chain.verify.lines import Report, check_lines, verify_lines
+from memory_chain.chain.verify.parallel import _chunks_of_file, _pack, _unpack, verify_parallel
 
 
 @pytest.fixture(scope="module")

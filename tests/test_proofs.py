@@ -25,25 +25,25 @@ import orjson
 import pytest
 from helpers.cli import Cli, assert_rejected
 
-from memory_chain.chain.audit import verify_ledger
-from memory_chain.chain.bundle import BundleError, verify_bundle
-from memory_chain.chain.canonical import b3, canonical
-from memory_chain.chain.checkpoint import Checkpoint, make_checkpoint
-from memory_chain.chain.checkpointing import checkpoint
-from memory_chain.chain.entry import signing_message
-from memory_chain.chain.errors import IntegrityError
-from memory_chain.chain.keys import Signer
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.merkle import (
+from memory_chain.chain.audit.checkpointing import checkpoint
+from memory_chain.chain.audit.proofs import check_consistency_file, prove_consistency, prove_entry
+from memory_chain.chain.audit.verify_ledger import verify_ledger
+from memory_chain.chain.format.canonical import b3, canonical
+from memory_chain.chain.format.entry import signing_message
+from memory_chain.chain.format.errors import IntegrityError
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.lifecycle.rotate import rotate
+from memory_chain.chain.log.bundle import BundleError, verify_bundle
+from memory_chain.chain.log.checkpoint import Checkpoint, make_checkpoint
+from memory_chain.chain.log.merkle import (
     BLAKE3,
     consistency_proof,
     inclusion_proof,
     root_of,
     verify_inclusion,
 )
-from memory_chain.chain.proofs import check_consistency_file, prove_consistency, prove_entry
-from memory_chain.chain.rotate import rotate
-from memory_chain.chain.verify import Report
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify.lines import Report
 
 # Test-only seeds: fixed so that failures reproduce, worthless outside tests.
 OWNER_SEED = bytes([7]) * 32

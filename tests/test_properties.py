@@ -19,15 +19,15 @@ import rfc8785
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from memory_chain.chain.canonical import (
+from memory_chain.chain.content.store import ContentStore
+from memory_chain.chain.format.canonical import (
     MAX_SAFE_INT,
     ValueDomainError,
     b3,
     canonical,
     check_value,
 )
-from memory_chain.chain.content import ContentStore
-from memory_chain.chain.entry import (
+from memory_chain.chain.format.entry import (
     CONTENT_TYPES,
     MAX_META_DEPTH,
     SOURCES,
@@ -38,11 +38,11 @@ from memory_chain.chain.entry import (
     signing_message,
     signing_message_of_line,
 )
-from memory_chain.chain.keys import Signer
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
-from memory_chain.chain.rotate import rotate
-from memory_chain.chain.verify import Report, verify_lines
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.lifecycle.rotate import rotate
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.verify.lines import Report, verify_lines
 
 SETTINGS = settings(deadline=None)
 

@@ -1,4 +1,4 @@
-"""The secret gate (chain/secrets.py) and `add` / `add --batch` refusing what it finds."""
+"""The secret gate (chain/format/secrets.py) and `add` / `add --batch` refusing what it finds."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from helpers.cli import Cli
 from secrets_corpus import CORPUS
 
-from memory_chain.chain.ledger import Ledger
-from memory_chain.chain.newentry import NewEntry
-from memory_chain.chain.secrets import SecretError, check, scan
+from memory_chain.chain.format.newentry import NewEntry
+from memory_chain.chain.format.secrets import SecretError, check, scan
+from memory_chain.chain.store.ledger import Ledger
 
 FAKE_AWS = "AKIA" + "Q7W2E4R6T8Y1U3I5"
 FAKE_GH = "ghp_" + "x7Yb2Qm9Lk4Tz8Rw1Vn6Hs3Jd5Fg0Pc2Ae7B"

@@ -1,6 +1,6 @@
 """The local witness: where it lives, that it only grows, and that verify and add obey it.
 
-The witness file (chain/witness.py) remembers the largest checkpoint seen
+The witness file (chain/log/witness.py) remembers the largest checkpoint seen
 per chain id, in the per-user state folder (config.resolve_state_dir). Every
 test here gets its own state folder through MEMORY_CHAIN_STATE_DIR, except
 the location tests, which set each source of the location themselves.
@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 from helpers.cli import Cli, assert_rejected
 
-from memory_chain.chain.audit import verify_ledger
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.checkpoint import Checkpoint, make_checkpoint
-from memory_chain.chain.checkpointing import checkpoint
-from memory_chain.chain.config import resolve_state_dir
-from memory_chain.chain.errors import IntegrityError, OperationalError
-from memory_chain.chain.keys import Signer
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.merkle import BLAKE3, root_of
-from memory_chain.chain.witness import WITNESS_FORMAT, Witness
+from memory_chain.chain.audit.checkpointing import checkpoint
+from memory_chain.chain.audit.verify_ledger import verify_ledger
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.config import resolve_state_dir
+from memory_chain.chain.format.errors import IntegrityError, OperationalError
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.log.checkpoint import Checkpoint, make_checkpoint
+from memory_chain.chain.log.merkle import BLAKE3, root_of
+from memory_chain.chain.log.witness import WITNESS_FORMAT, Witness
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 
 OWNER_SEED = bytes([7]) * 32  # test-only
 START_MICROS = 1_735_689_600_000_000

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_chain.chain.errors import InputError
-from memory_chain.chain.secrets import SecretError
+from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.secrets import SecretError
 from memory_chain.workspace import files, housekeeping, ops
 from memory_chain.workspace.markdown import Document
 from memory_chain.workspace.scopes import LOCAL_GITIGNORE, Scope, Workspace, find_project

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from helpers.cli import Cli
 
-from memory_chain.chain.ledger import Ledger
-from memory_chain.chain.newentry import NewEntry
+from memory_chain.chain.format.newentry import NewEntry
+from memory_chain.chain.store.ledger import Ledger
 from memory_chain.index.db import Index
 from memory_chain.index.integrity import unchecked
 from memory_chain.workspace import ops

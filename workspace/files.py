@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from memory_chain.chain.errors import OperationalError
+from memory_chain.chain.format.errors import OperationalError
 
 __all__ = [
     "LOCK_NAME",

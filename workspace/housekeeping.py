@@ -23,7 +23,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError
+from memory_chain.chain.format.errors import InputError
 
 from .dedup import normalize
 from .files import ConflictError, edit, locked, read_bytes

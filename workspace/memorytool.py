@@ -17,8 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError, MemoryChainError
-from memory_chain.chain.secrets import check as check_secret
+from memory_chain.chain.format.errors import InputError, MemoryChainError
+from memory_chain.chain.format.secrets import check as check_secret
 
 from .files import edit, locked
 from .markdown import decode

@@ -20,8 +20,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from memory_chain.chain.errors import InputError
-from memory_chain.chain.secrets import check as check_secret
+from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.secrets import check as check_secret
 
 from .dedup import Merger, normalize, relation
 from .files import edit, read_bytes

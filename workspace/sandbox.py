@@ -31,8 +31,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memory_chain.chain.errors import InputError
-from memory_chain.chain.secrets import check as check_secret
+from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.secrets import check as check_secret
 
 if TYPE_CHECKING:
     from .scopes import Scope

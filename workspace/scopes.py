@@ -179,7 +179,7 @@ class Workspace:
         return cls(resolve_user_root(data_dir, workspace, config), find_project(project, cwd))
 
     def scope(self, name: str) -> Scope:
-        from memory_chain.chain.errors import InputError
+        from memory_chain.chain.format.errors import InputError
 
         if name not in SCOPES:
             raise InputError(f"unknown scope {name!r}", hint=f"choose one of: {', '.join(SCOPES)}")

@@ -25,8 +25,8 @@ from typing import Any, Final
 
 import orjson
 
-from memory_chain.chain.errors import InputError, MemoryChainError
-from memory_chain.chain.secrets import check as check_secret
+from memory_chain.chain.format.errors import InputError, MemoryChainError
+from memory_chain.chain.format.secrets import check as check_secret
 
 from .files import edit, locked, replace_whole
 from .markdown import decode, encode

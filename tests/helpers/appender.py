@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from memory_chain.chain.ledger import Ledger, NewEntry
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 
 
 def main(argv: list[str] | None = None) -> int:

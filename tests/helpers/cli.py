@@ -23,8 +23,8 @@ from typing import Any
 import click
 from click.testing import CliRunner
 
-from memory_chain.chain.errors import MemoryChainError
-from memory_chain.chain.keys import load_signer
+from memory_chain.chain.format.errors import MemoryChainError
+from memory_chain.chain.format.keys import load_signer
 from memory_chain.cli.main import main
 
 AMBIENT = (

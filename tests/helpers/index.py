@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from memory_chain.chain.entry import format_ts
+from memory_chain.chain.format.entry import format_ts
 
 DAY = 86_400_000_000  # microseconds
 HOUR = 3_600_000_000

@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
-from memory_chain.chain.canonical import b3
-from memory_chain.chain.keys import Signer
-from memory_chain.chain.ledger import Ledger, NewEntry
-from memory_chain.chain.redact import redact
-from memory_chain.chain.rotate import rotate
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.keys import Signer
+from memory_chain.chain.store.ledger import Ledger, NewEntry
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.lifecycle.rotate import rotate
 
 # TEST-ONLY secret seeds. They sign nothing but this public test vector; they
 # are committed on purpose so that anyone can regenerate it. Never use them

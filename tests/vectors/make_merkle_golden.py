@@ -14,7 +14,7 @@ with <i> in decimal and no spaces, e.g. leaf 7 is the 50 bytes
 ``{"i":7,"text":"memory-chain merkle golden leaf 7"}``. The tree is the
 RFC 9162 section 2.1 tree with BLAKE3 as the hash (leaf hash =
 BLAKE3(0x00 || leaf), node hash = BLAKE3(0x01 || left || right), empty root
-= BLAKE3("")), as chain/merkle.py computes it. Everything below is hex:
+= BLAKE3("")), as chain/log/merkle.py computes it. Everything below is hex:
 
     leaves        the leaf data, index i -> leaf i
     leaf_hashes   the leaf hashes, index i -> leaf hash of leaf i
@@ -34,7 +34,7 @@ import json
 import sys
 from pathlib import Path
 
-from memory_chain.chain.merkle import (
+from memory_chain.chain.log.merkle import (
     BLAKE3,
     consistency_proof,
     inclusion_proof,

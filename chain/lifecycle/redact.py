@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .entry import CONTENT_TYPES, FORMAT_VERSION, default_importance
-from .errors import InputError
-from .ledger import Appended, Ledger, self_checked
+from ..format.entry import CONTENT_TYPES, FORMAT_VERSION, default_importance
+from ..format.errors import InputError
+from ..store.ledger import Appended, Ledger, self_checked
 
 __all__ = ["Redacted", "redact"]
 

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import orjson
 
-from .canonical import b3, canonical
-from .config import Layout
-from .entry import MAX_LINE_BYTES
-from .errors import ChainStateError, IntegrityError, OperationalError
-from .fsutil import fsync_dir
-from .merkle import BLAKE3, Frontier
-from .verify import ChainState, LineResult, check_line
+from ..format.canonical import b3, canonical
+from ..format.config import Layout
+from ..format.entry import MAX_LINE_BYTES
+from ..format.errors import ChainStateError, IntegrityError, OperationalError
+from ..format.fsutil import fsync_dir
+from ..log.merkle import BLAKE3, Frontier
+from ..verify.lines import ChainState, LineResult, check_line
 
 __all__ = ["Head", "TornTailWarning", "load_head", "recover", "save_head"]
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import contextlib
 import os
 
-from .canonical import b3
-from .config import Layout
-from .errors import IntegrityError, OperationalError
-from .fsutil import fsync_dir, write_all
+from ..format.canonical import b3
+from ..format.config import Layout
+from ..format.errors import IntegrityError, OperationalError
+from ..format.fsutil import fsync_dir, write_all
 
 __all__ = ["append_batch", "roll_forward"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..format.config import Layout
+from ..format.errors import IntegrityError, OperationalError
+from ..format.fsutil import replace_file
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
-from .config import Layout
-from .errors import IntegrityError, OperationalError
-from .fsutil import replace_file
 
 __all__ = ["latest_checkpoint", "load_checkpoints", "note_path", "save_checkpoint"]
 

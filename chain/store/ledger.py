@@ -28,10 +28,10 @@ from typing import Any
 
 import orjson
 
-from .canonical import b3, canonical
-from .config import Config, Layout, resolve_state_dir
-from .content import ContentStore
-from .entry import (
+from ..content.store import ContentStore
+from ..format.canonical import b3, canonical
+from ..format.config import Config, Layout, resolve_state_dir
+from ..format.entry import (
     FORMAT_VERSION,
     Malformed,
     default_importance,
@@ -39,17 +39,15 @@ from .entry import (
     parse_line,
     signing_message,
 )
-from .errors import (
+from ..format.errors import (
     ChainStateError,
     InputError,
     IntegrityError,
     KeyAccessError,
     OperationalError,
 )
-from .fsutil import fsync_dir, sync_filesystem, write_all
-from .head import Head, recover, save_head
-from .journal import append_batch, roll_forward
-from .keys import (
+from ..format.fsutil import fsync_dir, sync_filesystem, write_all
+from ..format.keys import (
     KEY_MODES,
     PassphraseSource,
     Signer,
@@ -58,10 +56,12 @@ from .keys import (
     store_signer,
     write_public_key_file,
 )
-from .merkle import BLAKE3
-from .newentry import NewEntry, check_secrets
-from .rotate import finish_rotation
-from .witness import Witness
+from ..format.newentry import NewEntry, check_secrets
+from ..log.merkle import BLAKE3
+from ..log.witness import Witness
+from .head import Head, recover, save_head
+from .journal import append_batch, roll_forward
+from .keyfiles import finish_rotation
 
 __all__ = ["Appended", "Clock", "Ledger", "NewEntry"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from .canonical import b3
+from ..format.canonical import b3
 from .ledger import Ledger
 
 __all__ = ["EntryView", "chain_stats", "entry_view", "recent"]

@@ -29,9 +29,9 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from .content import ContentStore
-from .errors import ChainStateError, OperationalError
-from .verify import ChainState, Failure, LineResult, Report, check_chunk, report_of
+from ..content.store import ContentStore
+from ..format.errors import ChainStateError, OperationalError
+from .lines import ChainState, Failure, LineResult, Report, check_chunk, report_of
 
 __all__ = ["WORKER_CHUNK_BYTES", "WORKER_CHUNK_LINES", "verify_parallel"]
 

@@ -15,15 +15,15 @@ from typing import Any, Final
 
 import orjson
 
-from .anchors import read_anchors
-from .bundle import BundleError, ProvedLine, key_at, load_json, make_bundle, verify_bundle
-from .canonical import strict_hex
-from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
-from .checkpoint_store import latest_checkpoint
-from .errors import InputError, IntegrityError
-from .head import load_head
-from .ledger import Ledger
-from .merkle import BLAKE3, ProofError, consistency_proof, inclusion_proof, verify_consistency
+from ..format.canonical import strict_hex
+from ..format.errors import InputError, IntegrityError
+from ..log.anchors import read_anchors
+from ..log.bundle import BundleError, ProvedLine, key_at, load_json, make_bundle, verify_bundle
+from ..log.checkpoint import Checkpoint, CheckpointError, parse_checkpoint
+from ..log.checkpoint_store import latest_checkpoint
+from ..log.merkle import BLAKE3, ProofError, consistency_proof, inclusion_proof, verify_consistency
+from ..store.head import load_head
+from ..store.ledger import Ledger
 
 __all__ = [
     "CONSISTENCY_FORMAT",

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from .canonical import strict_base64
-from .entry import HASH_RE
-from .keys import KEY_PREFIX, Signer
+from ..format.canonical import strict_base64
+from ..format.entry import HASH_RE
+from ..format.keys import KEY_PREFIX, Signer
 
 __all__ = [
     "ORIGIN_PREFIX",

@@ -28,10 +28,10 @@ from typing import Any, Final
 
 import orjson
 
-from .canonical import b3
-from .fsutil import replace_file
-from .merkle import BLAKE3, Frontier
-from .verify import ChainState
+from ..format.canonical import b3
+from ..format.fsutil import replace_file
+from ..log.merkle import BLAKE3, Frontier
+from .lines import ChainState
 
 __all__ = ["CACHE_FORMAT", "Verified", "cache_path", "load_verified", "save_verified"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .audit import verify_ledger
-from .checkpoint import Checkpoint, make_checkpoint
-from .checkpoint_store import latest_checkpoint, note_path, save_checkpoint
-from .config import resolve_state_dir
-from .errors import IntegrityError, KeyAccessError
-from .ledger import Ledger
-from .witness import Witness
+from ..format.config import resolve_state_dir
+from ..format.errors import IntegrityError, KeyAccessError
+from ..log.checkpoint import Checkpoint, make_checkpoint
+from ..log.checkpoint_store import latest_checkpoint, note_path, save_checkpoint
+from ..log.witness import Witness
+from ..store.ledger import Ledger
+from .verify_ledger import verify_ledger
 
 __all__ = ["Made", "checkpoint"]
 

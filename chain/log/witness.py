@@ -30,9 +30,9 @@ from typing import Any, Final
 
 import orjson
 
+from ..format.errors import IntegrityError, OperationalError
+from ..format.fsutil import replace_file
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
-from .errors import IntegrityError, OperationalError
-from .fsutil import replace_file
 
 __all__ = ["WITNESS_FORMAT", "Witness", "Witnessed"]
 

@@ -22,10 +22,10 @@ from typing import Any, Final
 
 import orjson
 
-from .canonical import b3, strict_base64, strict_hex
+from ..format.canonical import b3, strict_base64, strict_hex
+from ..format.entry import Malformed, parse_line, rotation_message, signing_message_of_line
+from ..format.keys import verify_sig
 from .checkpoint import Checkpoint, CheckpointError, origin_of, parse_checkpoint
-from .entry import Malformed, parse_line, rotation_message, signing_message_of_line
-from .keys import verify_sig
 from .merkle import BLAKE3, ProofError, verify_inclusion
 
 __all__ = [

@@ -20,9 +20,9 @@ from typing import Any, Final
 
 import orjson
 
-from .config import Layout
-from .errors import OperationalError
-from .fsutil import fsync_dir, write_all
+from ..format.config import Layout
+from ..format.errors import OperationalError
+from ..format.fsutil import fsync_dir, write_all
 
 __all__ = [
     "RECORD_FORMAT",

@@ -9,7 +9,7 @@ directory and this user remember:
   holds (step 13: a chain cut below one, or whose root at its size
   differs, fails);
 
-and it resumes from the verification cache (chain/incremental.py) when the
+and it resumes from the verification cache (chain/verify/incremental.py) when the
 bytes it covered are unchanged, so a verify after k new entries checks k.
 A successful verify teaches the witness the largest stored checkpoint.
 """
@@ -23,17 +23,17 @@ from pathlib import Path
 
 import blake3
 
-from .canonical import b3
-from .checkpoint import Checkpoint, origin_of
-from .checkpoint_store import latest_checkpoint, load_checkpoints
-from .config import resolve_state_dir
-from .entry import HASH_RE, MAX_LINE_BYTES
-from .errors import ChainStateError, InputError, OperationalError
-from .head import Head, load_head
-from .incremental import Verified, cache_path, load_verified, save_verified
-from .ledger import Ledger
-from .verify import ChainState, Failure, Report, verify_lines
-from .witness import Witness
+from ..format.canonical import b3
+from ..format.config import resolve_state_dir
+from ..format.entry import HASH_RE, MAX_LINE_BYTES
+from ..format.errors import ChainStateError, InputError, OperationalError
+from ..log.checkpoint import Checkpoint, origin_of
+from ..log.checkpoint_store import latest_checkpoint, load_checkpoints
+from ..log.witness import Witness
+from ..store.head import Head, load_head
+from ..store.ledger import Ledger
+from ..verify.incremental import Verified, cache_path, load_verified, save_verified
+from ..verify.lines import ChainState, Failure, Report, verify_lines
 
 __all__ = ["AUTO_PARALLEL_BYTES", "default_workers", "verify_ledger"]
 
@@ -207,7 +207,7 @@ def _run(
 ) -> Report:
     n = workers if workers is not None else default_workers(ledger.layout.chain)
     if n > 1 and end - start >= AUTO_PARALLEL_BYTES // 4:
-        from .parallel import verify_parallel  # multiprocessing: ~40 ms to import
+        from ..verify.parallel import verify_parallel  # multiprocessing: ~40 ms to import
 
         return verify_parallel(
             # From the start, workers read the file themselves (faster).

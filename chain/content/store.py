@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .canonical import b3
-from .fsutil import fsync_dir, write_all
+from ..format.canonical import b3
+from ..format.fsutil import fsync_dir, write_all
 
 __all__ = ["ContentStore"]
 

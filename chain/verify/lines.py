@@ -47,11 +47,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .canonical import b3
-from .checkpoint import Checkpoint, origin_of
-from .entry import Malformed, parse_line, rotation_message, signing_message_of_line
-from .keys import verify_sig
-from .merkle import BLAKE3, Frontier
+from ..format.canonical import b3
+from ..format.entry import Malformed, parse_line, rotation_message, signing_message_of_line
+from ..format.keys import verify_sig
+from ..log.checkpoint import Checkpoint, origin_of
+from ..log.merkle import BLAKE3, Frontier
 
 __all__ = [
     "BLOB_ABSENT",
