@@ -82,6 +82,27 @@ def _split(data: bytes) -> list[bytes]:
     return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+def _loosen(content: Path) -> None:
+    """Rewrite a data directory's packs as one file per blob (FORMAT.md 6.4).
+
+    The "chain" cases hand both verifiers a chain.jsonl and its blobs in
+    the plain layout every reader accepts, so that a case edits or deletes
+    one blob as one file.
+    """
+    from memory_chain.chain.content.store import ContentStore
+
+    store = ContentStore(content)
+    for rec in store.records():
+        if rec.live:
+            h = rec.digest.hex()
+            data = store.get("b3:" + h)
+            assert data is not None
+            (content / h[:2]).mkdir(exist_ok=True)
+            (content / h[:2] / h[2:]).write_bytes(data)
+    store.close()
+    shutil.rmtree(content / "packs", ignore_errors=True)
+
+
 def python_chain(c: Case) -> dict[str, Any]:
     from memory_chain.chain.log.checkpoint import parse_checkpoint
     from memory_chain.chain.verify.lines import ChainState, verify_lines
@@ -258,6 +279,7 @@ class Builder:
     def chain_copy(self, name: str) -> Path:
         d = self.folder / "chains" / name
         shutil.copytree(self.base, d, ignore=shutil.ignore_patterns("lock", "*.key", "*.enc"))
+        _loosen(d / "content")
         return d
 
     def notes(self, d: Path) -> list[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from helpers.blobs import alter_blob
 from helpers.cli import SCRIPT, Cli, assert_rejected
 
 from memory_chain.chain.audit.checkpointing import checkpoint
@@ -198,7 +199,7 @@ def test_export_never_overwrites(rich: Ledger, full: Path) -> None:
 
 
 def test_export_refuses_a_chain_that_does_not_verify(rich: Ledger, tmp_path: Path) -> None:
-    rich.store.path(rich.entry(5)["content"]).write_bytes(b"not the memory")
+    alter_blob(rich.store, rich.entry(5)["content"], b"not the memory")
     path = tmp_path / "bad.tar"
     with pytest.raises(IntegrityError) as exc:
         export_archive(rich, path)

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 import pytest
+from helpers.blobs import alter_blob, delete_blob
 
 from memory_chain.chain.format.canonical import b3, canonical
 from memory_chain.chain.format.entry import rotation_message, signing_message
@@ -51,16 +52,21 @@ class Chain:
         obj: dict[str, Any] = orjson.loads(self.lines[seq])
         return obj
 
-    def blob_path(self, seq: int) -> Path:
-        path: Path = self.ledger.store.path(self.entry(seq)["content"])
-        return path
+    def alter_blob(self, seq: int, data: bytes) -> None:
+        alter_blob(self.ledger.store, self.entry(seq)["content"], data)
+
+    def delete_blob(self, seq: int) -> None:
+        delete_blob(self.ledger.store, self.entry(seq)["content"])
+
+    def stored_blob(self, seq: int) -> bytes | None:
+        return self.ledger.store.raw(self.entry(seq)["content"])
 
     def tampered(self, lines: list[bytes] | None = None) -> Tampered:
         """A Tampered view: ``lines`` (default: the file as it is) with this chain's blobs."""
         first = self.lines[0]
         return Tampered(
             lines=self.lines if lines is None else lines,
-            blobs=self.ledger.store.get,
+            blobs=self.ledger.store.raw,
             trusted_key=self.owner.key_id,
             chain_id=b3(first[:-1]),
         )
@@ -131,7 +137,7 @@ def test_base_chain_verifies(chain: Chain) -> None:
 @pytest.fixture
 def edited_content(chain: Chain) -> Tampered:
     """Seq 1's blob rewritten in place."""
-    chain.blob_path(1).write_bytes(b"alpha, but edited")
+    chain.alter_blob(1, b"alpha, but edited")
     return chain.tampered()
 
 
@@ -142,8 +148,10 @@ def test_edited_content(edited_content: Tampered) -> None:
 
 @pytest.fixture
 def swapped_blob(chain: Chain) -> Tampered:
-    """Seq 1's blob file replaced by seq 3's blob bytes."""
-    chain.blob_path(1).write_bytes(chain.blob_path(3).read_bytes())
+    """Seq 1's blob bytes replaced by seq 3's (cut or repeated to the record's length)."""
+    other = chain.stored_blob(3)
+    assert other is not None
+    chain.alter_blob(1, other)
     return chain.tampered()
 
 
@@ -155,7 +163,7 @@ def test_swapped_blob(swapped_blob: Tampered) -> None:
 @pytest.fixture
 def deleted_blob(chain: Chain) -> Tampered:
     """Seq 3's blob deleted, with no redaction entry."""
-    chain.blob_path(3).unlink()
+    chain.delete_blob(3)
     return chain.tampered()
 
 
@@ -170,7 +178,7 @@ def test_deleted_blob(deleted_blob: Tampered) -> None:
 @pytest.fixture
 def deleted_blob_then_edited_line(chain: Chain) -> Tampered:
     """Seq 1's blob deleted without a redaction, and seq 3's meta edited (not re-signed)."""
-    chain.blob_path(1).unlink()
+    chain.delete_blob(1)
     lines = chain.lines
     obj = orjson.loads(lines[3])
     obj["meta"] = {"edited": True}
@@ -189,7 +197,7 @@ def redacted_blob(chain: Chain) -> Tampered:
     """Seq 3 redacted through the write path, which deletes its blob."""
     done = redact(chain.ledger, 3, "no longer needed")
     assert done.blob_removed
-    assert not chain.blob_path(3).exists()
+    assert chain.stored_blob(3) is None
     return chain.tampered()
 
 
@@ -414,7 +422,7 @@ def committed_redaction(chain: Chain) -> Tampered:
         },
         chain.owner,
     )
-    chain.blob_path(2).unlink()
+    chain.delete_blob(2)
     return chain.tampered(lines)
 
 

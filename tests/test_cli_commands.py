@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from helpers.cli import BATCH, MAX_CONTENT, PASSPHRASE, Cli, blob_path, jsonl
+from helpers.cli import BATCH, MAX_CONTENT, PASSPHRASE, Cli, jsonl, stored_blob
 from nacl.signing import SigningKey
 
 from memory_chain.cli.main import cli as root_command
@@ -253,7 +253,7 @@ def test_redact_non_committed(populated: Cli) -> None:
         info["blob_removed"],
         info["blob_shared"],
     )
-    assert not blob_path(populated.root, target["content"]).exists()
+    assert stored_blob(populated.root, target["content"]) is None
     shown = populated.ok("show", "2", "--content", "--json").json()
     assert (5, False) == (shown["redacted_by"], "text" in shown)
     meta = populated.ok("show", "5", "--json").json()["meta"]

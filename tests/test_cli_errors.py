@@ -19,9 +19,9 @@ from helpers.cli import (
     PASSPHRASE,
     Cli,
     assert_rejected,
-    blob_path,
     jsonl,
     listing,
+    stored_blob,
 )
 
 
@@ -244,7 +244,7 @@ def test_redact_committed_is_refused(populated: Cli) -> None:
     target = populated.ok("show", "1", "--json").json()
     result = assert_rejected(populated, "redact", "1", "--reason", "changed my mind")
     assert "committed" in result.err
-    assert blob_path(populated.root, target["content"]).exists()
+    assert stored_blob(populated.root, target["content"]) is not None
 
 
 def test_log_on_a_garbage_line_points_at_verify(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ def check_chain(ledger: Ledger, total: int) -> list[dict[str, Any]]:
     assert raw.endswith(b"\n")
     entries = [orjson.loads(line) for line in raw.splitlines()]
     assert list(range(total + 1)) == [e["seq"] for e in entries]
-    report = verify_lines(ledger.iter_lines(), blobs=ledger.store.get)
+    report = verify_lines(ledger.iter_lines(), blobs=ledger.store.raw)
     assert report.failure is None
     assert (True, total + 1, 0) == (report.ok, report.size, report.torn_tail)
     return entries

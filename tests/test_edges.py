@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from helpers.blobs import delete_blob
 
 from memory_chain.chain.audit.verify_ledger import verify_ledger
 from memory_chain.chain.format.canonical import canonical
@@ -162,12 +163,14 @@ def test_failed_append_leaves_the_chain_unchanged(
 
     before = ledger.layout.chain.read_bytes()
     real = os.fdatasync
+    chain_inode = ledger.layout.chain.stat().st_ino
     calls = []
 
     def failing(fd: int) -> None:
-        calls.append(fd)
-        if len(calls) == 1:
-            raise OSError(errno.EIO, "I/O error")
+        if os.fstat(fd).st_ino == chain_inode:
+            calls.append(fd)
+            if len(calls) == 1:
+                raise OSError(errno.EIO, "I/O error")
         real(fd)
 
     monkeypatch.setattr(os, "fdatasync", failing)
@@ -238,12 +241,12 @@ def test_parallel_verdict_equals_sequential(ledger: Ledger, damage: str) -> None
     elif damage == "delete-blob":
         content = added[9].content
         assert content is not None
-        ledger.store.path(content).unlink()
+        delete_blob(ledger.store, content)
     elif damage == "torn":
         lines.append(b'{"content":')
     elif damage == "from-seq":
         from_seq = 11
-    sequential = verify_lines(iter(lines), blobs=ledger.store.get, from_seq=from_seq)
+    sequential = verify_lines(iter(lines), blobs=ledger.store.raw, from_seq=from_seq)
     parallel = verify_parallel(
         iter(lines),
         content_root=ledger.layout.content,

@@ -53,7 +53,7 @@ def test_golden_verifies_with_trusted_key_and_pin() -> None:
         lines = f.readlines()
     report = verify_lines(
         lines,
-        blobs=ContentStore(GOLDEN / "content").get,
+        blobs=ContentStore(GOLDEN / "content").raw,
         trusted_key=trusted,
         chain_id=expected["chain_id"],
     )

@@ -29,12 +29,14 @@ from typing import Any
 
 import orjson
 import pytest
+from helpers.blobs import alter_blob, delete_blob
 from helpers.cli import Cli
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from memory_chain.chain.audit.checkpointing import checkpoint
 from memory_chain.chain.audit.verify_ledger import verify_ledger
+from memory_chain.chain.content.store import ContentStore
 from memory_chain.chain.format.canonical import b3, canonical
 from memory_chain.chain.format.config import ENV_STATE_DIR
 from memory_chain.chain.format.entry import signing_message
@@ -233,7 +235,7 @@ def test_replaced_cache_file(chain: Ledger, state_dir: Path, tmp_path: Path) -> 
     assert (True, 10, 0) == (report.ok, report.size, report.verified_from)
     # ... and a tampering of this chain inside the copy's covered range is found.
     assert verify_ledger(Ledger(copy_root), incremental=False).ok
-    chain.store.path(orjson.loads(lines_of(chain)[2])["content"]).write_bytes(b"edited")
+    alter_blob(chain.store, orjson.loads(lines_of(chain)[2])["content"], b"edited")
     report = verify_ledger(fresh(chain))
     assert (0, (2, 10, "content-mismatch")) == (report.verified_from, verdict(report)[3])
 
@@ -376,11 +378,11 @@ def test_checked_checkpoint_re_signed_by_another_key(chain: Ledger) -> None:
 def test_blob_changed_after_it_was_verified(how: str, chain: Ledger) -> None:
     """Documented (chain/verify/incremental.py): a blob deleted or edited after its entry was
     verified is not found by an incremental verify (ok), only by `verify --full`."""
-    blob = chain.store.path(orjson.loads(lines_of(chain)[3])["content"])
+    blob = orjson.loads(lines_of(chain)[3])["content"]
     if how == "deleted":
-        blob.unlink()
+        delete_blob(chain.store, blob)
     else:
-        blob.write_bytes(b"edited after it was verified")
+        alter_blob(chain.store, blob, b"edited after it was verified")
     report = verify_ledger(fresh(chain))
     assert (True, 10) == (report.ok, report.verified_from)
     full = verify_ledger(fresh(chain), incremental=False)
@@ -392,8 +394,7 @@ def test_blob_deleted_after_verify_cli(populated: Cli) -> None:
     """The same through the CLI: `verify` exits 0, `verify --full` exits 1 at the entry."""
     populated.ok("verify")
     shown = populated.ok("show", "3", "--json").json()
-    digest = shown["content"].removeprefix("b3:")
-    (populated.root / "content" / digest[:2] / digest[2:]).unlink()
+    delete_blob(ContentStore(populated.root / "content"), shown["content"])
     assert 0 == populated.run("verify").code
     result = populated.run("verify", "--full")
     assert 1 == result.code
@@ -462,15 +463,15 @@ class World:
         with state_in(self.full):
             return verdict(verify_ledger(self.ledger(), incremental=False))
 
-    def changed_blobs(self, covered: int) -> list[Path]:
-        """Blob files of the first ``covered`` entries that are gone or no longer match."""
+    def changed_blobs(self, covered: int) -> list[str]:
+        """Content hashes of the first ``covered`` entries whose blob is gone or altered."""
         store = self.ledger().store
         out = []
         for line in self.lines()[:covered]:
             with contextlib.suppress(orjson.JSONDecodeError, KeyError, TypeError):
                 h = orjson.loads(line)["content"]
-                if h is not None and store.get(h) != self.blobs.get(h):
-                    out.append(store.path(h))
+                if h is not None and store.raw(h) != self.blobs.get(h):
+                    out.append(h)
         return out
 
     def compare(self) -> None:
@@ -485,26 +486,22 @@ class World:
             changed = self.changed_blobs(covered)
             assert changed, (inc, full)
             assert full[3] is not None and full[3][2] in ("missing-content", "content-mismatch")
-            saved = {path: path.read_bytes() if path.exists() else None for path in changed}
-            for path in changed:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(self.blobs[b3_of(path)])
+            content = self.root / "content"
+            saved = self.root.parent / "content.saved"
+            shutil.copytree(content, saved)
+            store = ContentStore(content)
+            for h in changed:
+                store.put(self.blobs[h])  # a sound copy: read before the altered one
+            store.sync()
+            store.close()
             try:
                 assert self.full_verdict() == verdict(inc), (inc, full)
             finally:
-                for path, data in saved.items():
-                    if data is None:
-                        path.unlink()
-                    else:
-                        path.write_bytes(data)
+                shutil.rmtree(content)
+                saved.rename(content)
             event("documented gap: a covered entry's blob changed after it was verified")
         event(f"verdict: {'ok' if full[3] is None else full[3][2]}")
         event(f"resumed: {inc.verified_from > 0}")
-
-
-def b3_of(blob: Path) -> str:
-    """The content hash a blob file is stored under (content/<2 hex>/<62 hex>)."""
-    return "b3:" + blob.parent.name + blob.name
 
 
 OPS = st.one_of(
@@ -567,11 +564,12 @@ def apply(world: World, op: str, arg: int) -> None:
                 if orjson.loads(line)["content"] is not None:
                     targets.append(orjson.loads(line)["content"])
         if targets:
-            path = world.ledger().store.path(targets[arg % len(targets)])
+            store = world.ledger().store
+            target = targets[arg % len(targets)]
             if op == "delete-blob":
-                path.unlink(missing_ok=True)
-            elif path.exists():
-                path.write_bytes(b"edited")
+                store.remove(target)
+            elif store.get(target) is not None:
+                alter_blob(store, target, b"edited")
     elif op == "redact" and len(lines) > 1:
         world.attempt(lambda: redact(world.ledger(), 1 + arg % (len(lines) - 1), "prop"))
     elif op == "rewrite" and len(lines) > 1:

@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers.cli import Cli, blob_path
+from helpers.blobs import alter_blob
+from helpers.cli import Cli
 from helpers.index import DAY, Clock, snapshot
 
+from memory_chain.chain.content.store import ContentStore
 from memory_chain.chain.lifecycle.redact import redact
 from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.context import build_context
@@ -105,7 +107,7 @@ def test_failed_verification_is_loud_and_hides_later_entries(chain: Ledger, cloc
     """A chain that does not verify (a swapped blob at seq 3) is announced at the top, and no
     entry from seq 3 on is shown."""
     Index.open(chain.layout.root, clock=clock).close()
-    blob_path(chain.layout.root, chain.entry(3)["content"]).write_bytes(b"Use npm, not pnpm")
+    alter_blob(chain.store, chain.entry(3)["content"], b"Use npm, not pnpm")
     text, seqs = _ctx(chain, clock)
     first = text.splitlines()[2]
     assert first.startswith("> **INTEGRITY FAILURE")
@@ -170,7 +172,7 @@ def test_context_after_a_verified_point_does_not_reread_old_blobs(populated: Cli
     finds it."""
     populated.run("context")
     entry = populated.ok("show", "3", "--json").json()
-    blob_path(populated.root, entry["content"]).write_bytes(b"Staging is on 9999")
+    alter_blob(ContentStore(populated.root / "content"), entry["content"], b"Staging is on 9999")
     assert 0 == populated.run("context").code
     full = populated.run("verify", "--full")
     assert 1 == full.code and "seq 3" in full.err and "content-mismatch" in full.err

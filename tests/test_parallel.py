@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import _AMBIENT
+from helpers.blobs import delete_blob
 
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 from memory_chain.chain.lifecycle.redact import redact
@@ -118,11 +119,11 @@ def _damaged(ledger: Ledger, lines: list[bytes], damage: str) -> list[bytes]:
     elif damage == "delete-blob":
         for line in lines[1:]:
             content = line.split(b'"content":"', 1)[1].split(b'"', 1)[0].decode()
-            ledger.store.path(content).unlink()
+            delete_blob(ledger.store, content)
             break
     elif damage == "delete-late-blob":
         content = lines[22].split(b'"content":"', 1)[1].split(b'"', 1)[0].decode()
-        ledger.store.path(content).unlink()
+        delete_blob(ledger.store, content)
     return lines
 
 
@@ -144,7 +145,7 @@ DAMAGES = [
 
 
 def _sequential(ledger: Ledger, lines: list[bytes], from_seq: int) -> Report:
-    return verify_lines(iter(lines), blobs=ledger.store.get, from_seq=from_seq)
+    return verify_lines(iter(lines), blobs=ledger.store.raw, from_seq=from_seq)
 
 
 @pytest.mark.parametrize(
@@ -266,7 +267,7 @@ def test_packing_round_trips(ledger: Ledger, history: list[bytes]) -> None:
         [b"not json", *lines[2:5], b"", b"{}"],
     ]
     for chunk in variants:
-        results = check_lines(chunk, ledger.store.get)
+        results = check_lines(chunk, ledger.store.raw)
         for start in (0, 2, 3, 100):
             assert results == list(_unpack(_pack(results, start), start)), (chunk, start)
 

@@ -169,7 +169,7 @@ def test_random_histories_verify(name: str, ops: list[tuple[str, Any]]) -> None:
                 ]
             report = verify_lines(
                 ledger.iter_lines(),
-                blobs=ledger.store.get,
+                blobs=ledger.store.raw,
                 trusted_key=genesis.key_id,
                 chain_id=ledger.config.chain_id,
             )
@@ -193,7 +193,7 @@ class Reference:
     trusted_key: str
 
     def verify(self, data: bytes) -> Report:
-        return verify_lines(read_lines(data), blobs=self.store.get, trusted_key=self.trusted_key)
+        return verify_lines(read_lines(data), blobs=self.store.raw, trusted_key=self.trusted_key)
 
 
 def _load_golden_builder() -> Any:

@@ -219,7 +219,7 @@ def _run(
             end=end,
         )
     lines = ledger.iter_lines(start, end)
-    return verify_lines(lines, blobs=ledger.store.get, from_seq=from_seq, state=state)
+    return verify_lines(lines, blobs=ledger.store.raw, from_seq=from_seq, state=state)
 
 
 def _local_pins(report: Report, head: Head | None, pinned: str | None, from_seq: int) -> Report:

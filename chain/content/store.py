@@ -1,143 +1,521 @@
-"""The content store: blobs named by their BLAKE3 hash.
+"""The content store: blobs named by their BLAKE3 hash, in append-only pack files.
 
-A blob for ``b3:abcdef...`` lives at ``content/ab/cdef...`` (the first two
-hex digits name a fan-out folder). Writes are atomic (temp file, rename);
-durability is a separate step (sync), so that one add can write its blob
-and its line first and then pay for one journal commit, not two. Two
-entries with the same content share one blob; redaction removes a blob only
-when no live entry still names it.
+Layout (specs/FORMAT.md 6, the decision in specs/adr/0001-content-packs.md)::
+
+    content/packs/00000000.pack   "MCPACK1\\n", then records, appended only
+    content/packs/index/ab        44-byte hints: digest, pack number, offset
+
+A record is ``state (1) | digest (32) | n (4, big-endian) | bytes (n) | n (4)``.
+The state is ``L`` (live) or ``E`` (erased by a redaction: its bytes are
+zeros). The trailing length lets a writer check the pack's last record in
+O(1) before it appends; a pack whose tail is torn is never appended to again
+(the next record starts a new pack), so records are never moved or cut.
+
+The index is a hint: it is written without fsync, every hit is checked
+against the record it points at, and a miss rescans the packs once (and
+writes the hints it lacked). Blobs of a data directory written before packs
+(``content/<2 hex>/<62 hex>``) are still read; ``migrate`` moves them into a
+pack.
+
+A store is used by one thread; writers hold the ledger's lock.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import re
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
 
-from ..format.canonical import b3
+from blake3 import blake3
+
 from ..format.fsutil import fsync_dir, write_all
 
-__all__ = ["ContentStore"]
+__all__ = ["PACK_MAGIC", "ContentStore", "Record", "scan_pack"]
+
+PACK_MAGIC: Final = b"MCPACK1\n"
+LIVE: Final = 0x4C  # "L"
+ERASED: Final = 0x45  # "E"
+HEAD: Final = 37  # state, digest, length
+TAIL: Final = 4
+HINT: Final = struct.Struct(">32sIQ")  # digest, pack number, record offset: 44 bytes
+#: A pack is closed for appending once it reaches this size.
+PACK_LIMIT: Final = 256 << 20
+#: Bytes read at a time when records are read in order.
+WINDOW: Final = 1 << 20
+_PACK_RE: Final = re.compile(r"([0-9]{8})\.pack")
+_LOOSE_DIR_RE: Final = re.compile(r"[0-9a-f]{2}")
+_LOOSE_RE: Final = re.compile(r"[0-9a-f]{62}")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record of a pack: where it is and what it holds."""
+
+    pack: int
+    offset: int
+    digest: bytes
+    size: int
+    live: bool
+
+
+def _valid(data: bytes | memoryview, at: int, *, hashed: bool = True) -> Record | None:
+    """The record starting at ``at`` in ``data`` (pack -1), or None if none is whole and sound.
+
+    With ``hashed`` False a live record whose bytes no longer hash to its
+    digest (altered in place) still counts: the verifier reports it.
+    """
+    if at + HEAD + TAIL > len(data):
+        return None
+    state = data[at]
+    if state not in (LIVE, ERASED):
+        return None
+    digest = bytes(data[at + 1 : at + 33])
+    (size,) = struct.unpack_from(">I", data, at + 33)
+    end = at + HEAD + size
+    if end + TAIL > len(data) or struct.unpack_from(">I", data, end)[0] != size:
+        return None
+    if hashed and state == LIVE and blake3(data[at + HEAD : end]).digest() != digest:
+        return None
+    return Record(-1, at, digest, size, state == LIVE)
+
+
+def scan_pack(data: bytes, pack: int = -1) -> Iterator[Record]:
+    """Every sound record of a pack's bytes, in order.
+
+    Bytes that are not a sound record (a torn write a crash left behind)
+    are skipped: the scan looks for the next offset where a record parses
+    and, if live, hashes to its digest.
+    """
+    if not data.startswith(PACK_MAGIC):
+        return
+    at = len(PACK_MAGIC)
+    view = memoryview(data)
+    while at < len(data):
+        rec = _valid(view, at)
+        if rec is None:
+            at += 1
+            continue
+        yield Record(pack, at, rec.digest, rec.size, rec.live)
+        at += HEAD + rec.size + TAIL
+
+
+def _digest(content_hash: str) -> bytes:
+    return bytes.fromhex(content_hash[3:])
 
 
 class ContentStore:
-    """Blobs under ``root``, addressed by ``b3:<hex>`` hash strings."""
+    """Blobs under ``root`` (a data directory's content/), addressed by ``b3:<hex>``."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._root = os.fspath(root)
-        self._new_folders: set[str] = set()  # made by put(), not yet synced
-        self._open: dict[str, int] = {}  # blobs written by put(), not yet synced
+    def __init__(self, root: os.PathLike[str] | str) -> None:
+        self.root = os.fspath(root)
+        self.packs = f"{self.root}/packs"
+        self.hints = f"{self.packs}/index"
+        self._fds: dict[int, int] = {}  # pack number -> read descriptor
+        self._window: tuple[int, int, bytes] = (-1, 0, b"")  # pack, start, bytes
+        self._cursor: tuple[int, int] = (-1, 0)  # where the next record in order starts
+        self._shards: dict[int, bytes] = {}  # first digest byte -> hint bytes read
+        self._scanned = False
+        self._active: tuple[int, int] | None = None  # pack number, append descriptor
+        self._pending = False  # records written, not yet synced
+        self._new_pack = False  # a pack file created, its name not yet synced
+        self._new_dir = False  # packs/ created, its name not yet synced
+
+    # -- reading --------------------------------------------------------
 
     def close(self) -> None:
-        """Close descriptors of blobs written but never synced."""
-        for fd in self._open.values():
+        for fd in self._fds.values():
             os.close(fd)
-        self._open.clear()
+        self._fds.clear()
+        if self._active is not None:
+            os.close(self._active[1])
+            self._active = None
+        self._window = (-1, 0, b"")
 
-    def path(self, content_hash: str) -> Path:
-        return Path(self.file(content_hash))
+    def _pack_path(self, pack: int) -> str:
+        return f"{self.packs}/{pack:08d}.pack"
 
-    def file(self, content_hash: str) -> str:
-        """The blob's path as a string (cheaper than a Path on hot paths)."""
+    def _fd(self, pack: int) -> int | None:
+        fd = self._fds.get(pack)
+        if fd is None:
+            try:
+                fd = os.open(self._pack_path(pack), os.O_RDONLY)
+            except FileNotFoundError:
+                return None
+            self._fds[pack] = fd
+        return fd
+
+    def _read(self, pack: int, offset: int, need: int) -> bytes:
+        """``need`` bytes of a pack from ``offset`` (fewer at its end), through a read window."""
+        wpack, start, data = self._window
+        if wpack == pack and start <= offset and offset + need <= start + len(data):
+            return data[offset - start : offset - start + need]
+        fd = self._fd(pack)
+        if fd is None:
+            return b""
+        data = os.pread(fd, max(need, WINDOW), offset)
+        self._window = (pack, offset, data)
+        return data[:need]
+
+    def _record_at(self, pack: int, offset: int, digest: bytes) -> tuple[Record, bytes] | None:
+        """The sound record for ``digest`` at (pack, offset), with its bytes, or None."""
+        head = self._read(pack, offset, HEAD)
+        if len(head) < HEAD or head[1:33] != digest or head[0] not in (LIVE, ERASED):
+            return None
+        (size,) = struct.unpack_from(">I", head, 33)
+        whole = self._read(pack, offset, HEAD + size + TAIL)
+        rec = _valid(whole, 0, hashed=False)
+        if rec is None:
+            return None
+        self._cursor = (pack, offset + HEAD + size + TAIL)
+        return Record(pack, offset, digest, size, rec.live), whole[HEAD : HEAD + size]
+
+    def _shard(self, first: int) -> bytes:
+        data = self._shards.get(first)
+        if data is None:
+            try:
+                with open(f"{self.hints}/{first:02x}", "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                data = b""
+            self._shards[first] = data
+        return data
+
+    def _hinted(self, digest: bytes) -> Iterator[tuple[int, int]]:
+        """(pack, offset) of every whole hint naming ``digest``, newest first."""
+        data = self._shard(digest[0])
+        found: list[tuple[int, int]] = []
+        at = data.find(digest)
+        while at >= 0:
+            if at % HINT.size == 0 and at + HINT.size <= len(data):
+                _, pack, offset = HINT.unpack_from(data, at)
+                found.append((int(pack), int(offset)))
+            at = data.find(digest, at + 1)
+        return reversed(found)
+
+    def _records(self, digest: bytes) -> list[tuple[Record, bytes]]:
+        """Sound records of ``digest``: the next one in order if it is live, else all of them."""
+        pack, offset = self._cursor
+        if pack >= 0:
+            # Blobs are mostly read in the order they were written; the first
+            # record of the next pack follows the last one of a full pack.
+            for at in ((pack, offset), (pack + 1, len(PACK_MAGIC))):
+                hit = self._record_at(*at, digest)
+                if hit is not None and hit[0].live:
+                    return [hit]
+        return self._all_records(digest)
+
+    def _all_records(self, digest: bytes, *, search: bool = True) -> list[tuple[Record, bytes]]:
+        """Every sound record of ``digest`` the hints (or, once, a rescan) find.
+
+        With ``search``, a miss reads the hint shard again (another process
+        may have added to it since it was cached), then rescans the packs
+        once per store. Without it (a writer's duplicate check) the hints
+        alone answer: a missed duplicate costs only bytes.
+        """
+        self._window = (-1, 0, b"")  # a point read sees the bytes on disk now
+
+        def found() -> list[tuple[Record, bytes]]:
+            return [r for p, o in self._hinted(digest) if (r := self._record_at(p, o, digest))]
+
+        out = found()
+        if not out and search:
+            self._shards.pop(digest[0], None)
+            out = found()
+        if not out and search and not self._scanned:
+            self._rescan()
+            out = found()
+        return out
+
+    def loose_path(self, content_hash: str) -> str:
+        """Where the layout before packs kept a blob: content/<2 hex>/<62 hex>."""
+        return self._loose(content_hash)
+
+    def _loose(self, content_hash: str) -> str:
         digest = content_hash[3:]
-        return f"{self._root}/{digest[:2]}/{digest[2:]}"
+        return f"{self.root}/{digest[:2]}/{digest[2:]}"
+
+    def _read_loose(self, content_hash: str) -> bytes | None:
+        try:
+            with open(self._loose(content_hash), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def raw(self, content_hash: str) -> bytes | None:
+        """The bytes stored for ``content_hash`` as they are, or None (for the verifier).
+
+        Bytes altered in place (a live record, or a loose blob of the layout
+        before packs, that no longer hashes to its name) are returned as
+        they are, so that the verifier can say "mismatch" and not "missing";
+        a sound copy wins over an altered one.
+        """
+        digest = _digest(content_hash)
+        altered = None
+        for rec, data in self._records(digest):
+            if rec.live:
+                if blake3(data).digest() == digest:
+                    return data
+                altered = altered if altered is not None else data
+        loose = self._read_loose(content_hash)
+        return loose if loose is not None else altered
 
     def get(self, content_hash: str) -> bytes | None:
-        """The blob's bytes, or None when it is absent."""
-        try:
-            fd = os.open(self.file(content_hash), os.O_RDONLY)
-        except FileNotFoundError:
+        """The blob's bytes, verified against its name; None when absent, erased or altered."""
+        data = self.raw(content_hash)
+        if data is None or blake3(data).digest() != _digest(content_hash):
             return None
-        try:
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+        return data
 
     def exists(self, content_hash: str) -> bool:
-        return self.path(content_hash).exists()
+        return self.get(content_hash) is not None
 
-    def put(self, data: bytes, *, keep_open: bool = False) -> str:
-        """Write the blob for ``data`` atomically (temp file + rename); return its hash.
+    def size(self, content_hash: str) -> int | None:
+        data = self.get(content_hash)
+        return None if data is None else len(data)
 
-        Not yet durable: the caller calls sync() (or syncs the filesystem)
-        before acknowledging anything that names the blob. An existing blob
-        whose bytes do not match its name is replaced. With ``keep_open``
-        the new file stays open until sync() (one add: saves a reopen).
-        """
-        content_hash = b3(data)
-        if self.get(content_hash) == data:
-            return content_hash
-        path = self.file(content_hash)
-        folder = os.path.dirname(path)
+    def pack_numbers(self) -> list[int]:
         try:
-            os.mkdir(folder)
-            self._new_folders.add(folder)
-        except FileExistsError:
-            pass
+            names = os.listdir(self.packs)
         except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-            self._new_folders.add(folder)
-        tmp = f"{folder}/.tmp-{os.urandom(8).hex()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            write_all(fd, data)
-            os.replace(tmp, path)
-        except BaseException:
-            os.close(fd)
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        if not keep_open:
-            os.close(fd)
-            return content_hash
-        old = self._open.pop(content_hash, None)
-        if old is not None:
-            os.close(old)
-        self._open[content_hash] = fd
-        return content_hash
+            return []
+        return sorted(int(m.group(1)) for n in names if (m := _PACK_RE.fullmatch(n)))
 
-    def synced_all(self) -> None:
-        """Note that the whole filesystem was synced (batch): no folder is pending."""
-        self._new_folders.clear()
+    def pack_bytes(self, pack: int) -> bytes:
+        with open(self._pack_path(pack), "rb") as f:
+            return f.read()
 
-    def sync(self, content_hash: str) -> None:
-        """Make a blob durable: its bytes, its name and its folder's name."""
-        path = self.file(content_hash)
-        fd = self._open.pop(content_hash, None)
-        if fd is None:
-            fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        folder = os.path.dirname(path)
-        fsync_dir(folder)
-        if folder in self._new_folders:
-            fsync_dir(self._root)
-            self._new_folders.discard(folder)
+    def records(self) -> Iterator[Record]:
+        """Every sound record of every pack, in order."""
+        for pack in self.pack_numbers():
+            yield from scan_pack(self.pack_bytes(pack), pack)
 
-    def remove(self, content_hash: str) -> bool:
-        """Delete a blob durably; True if it was there."""
-        path = self.path(content_hash)
+    def loose_blobs(self) -> list[str]:
+        """Content hashes of the blobs stored one file each (the layout before packs)."""
+        return [
+            f"b3:{os.path.basename(folder)}{name}"
+            for folder in self.loose_folders()
+            for name in sorted(os.listdir(folder))
+            if _LOOSE_RE.fullmatch(name)
+        ]
+
+    def loose_folders(self) -> list[str]:
+        """The fan-out folders of the layout before packs (content/<2 hex>/)."""
         try:
-            path.unlink()
+            names = sorted(os.listdir(self.root))
+        except FileNotFoundError:
+            return []
+        return [
+            f"{self.root}/{n}"
+            for n in names
+            if _LOOSE_DIR_RE.fullmatch(n) and os.path.isdir(f"{self.root}/{n}")
+        ]
+
+    def has_loose(self) -> bool:
+        """True if content/ holds a folder of the layout before packs (cheap: one listdir)."""
+        try:
+            return any(_LOOSE_DIR_RE.fullmatch(n) for n in os.listdir(self.root))
         except FileNotFoundError:
             return False
-        fsync_dir(path.parent)
-        return True
 
     def count(self) -> tuple[int, int]:
-        """(number of blobs, total bytes)."""
-        n = total = 0
-        if not self.root.is_dir():
-            return 0, 0
-        for folder in self.root.iterdir():
-            if folder.is_dir():
-                for blob in folder.iterdir():
-                    if not blob.name.startswith(".tmp-"):
-                        n += 1
-                        total += blob.stat().st_size
-        return n, total
+        """(number of distinct live blobs, their total bytes), packs and loose files."""
+        seen: dict[bytes, int] = {}
+        for rec in self.records():
+            if rec.live:
+                seen[rec.digest] = rec.size
+        for content_hash in self.loose_blobs():
+            digest = _digest(content_hash)
+            if digest not in seen:
+                seen[digest] = os.stat(self._loose(content_hash)).st_size
+        return len(seen), sum(seen.values())
+
+    def _rescan(self) -> None:
+        """Read every pack once and write the hints that are missing (a crash can lose them)."""
+        self._scanned = True
+        self._shards.clear()
+        missing: dict[int, list[bytes]] = {}
+        for rec in self.records():
+            hinted = self._shard(rec.digest[0])
+            hint = HINT.pack(rec.digest, rec.pack, rec.offset)
+            at = hinted.find(hint)
+            while at >= 0 and at % HINT.size:
+                at = hinted.find(hint, at + 1)
+            if at < 0:
+                missing.setdefault(rec.digest[0], []).append(hint)
+        for first, hints in missing.items():
+            self._add_hints(first, b"".join(hints))
+
+    def _add_hints(self, first: int, data: bytes) -> None:
+        """Append hints to a shard (no fsync: they are checked on use and rebuilt on a miss)."""
+        try:
+            fd = os.open(f"{self.hints}/{first:02x}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            os.makedirs(self.hints, exist_ok=True)
+            fd = os.open(f"{self.hints}/{first:02x}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError:
+            return  # a read-only copy: hints are an optimisation
+        try:
+            size = os.fstat(fd).st_size
+            if size % HINT.size:  # a torn hint: pad it out so the next ones stay aligned
+                data = b"\0" * (HINT.size - size % HINT.size) + data
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        cached = self._shards.get(first)
+        if cached is not None:
+            self._shards[first] = cached + data
+
+    # -- writing (under the ledger's lock) ------------------------------
+
+    def _open_active(self) -> tuple[int, int]:
+        """The pack to append to: the last one if its tail is sound and it has room."""
+        if self._active is not None:
+            return self._active
+        numbers = self.pack_numbers()
+        if numbers:
+            last = numbers[-1]
+            fd = os.open(self._pack_path(last), os.O_RDWR | os.O_APPEND)
+            if self._appendable(fd):
+                self._active = (last, fd)
+                return self._active
+            os.close(fd)
+        number = numbers[-1] + 1 if numbers else 0
+        if not os.path.isdir(self.packs):
+            os.makedirs(self.packs, exist_ok=True)
+            self._new_dir = True
+        fd = os.open(
+            self._pack_path(number), os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644
+        )
+        write_all(fd, PACK_MAGIC)
+        self._new_pack = True
+        self._active = (number, fd)
+        return self._active
+
+    @staticmethod
+    def _appendable(fd: int) -> bool:
+        """The pack ends with a sound record (or is just its magic) and is below the limit."""
+        size = os.fstat(fd).st_size
+        if size >= PACK_LIMIT or size < len(PACK_MAGIC):
+            return False
+        if size == len(PACK_MAGIC):
+            return os.pread(fd, len(PACK_MAGIC), 0) == PACK_MAGIC
+        (n,) = struct.unpack(">I", os.pread(fd, TAIL, size - TAIL).rjust(TAIL, b"\0"))
+        start = size - (HEAD + n + TAIL)
+        if start < len(PACK_MAGIC):
+            return False
+        return _valid(os.pread(fd, HEAD + n + TAIL, start), 0) is not None
+
+    def _packed(self, digest: bytes) -> bool:
+        return any(
+            rec.live and blake3(data).digest() == digest
+            for rec, data in self._all_records(digest, search=False)
+        )
+
+    def packed(self, content_hash: str) -> bool:
+        """True if a live record in a pack holds the blob (by the hints)."""
+        return self._packed(_digest(content_hash))
+
+    def end_write(self) -> None:
+        """Close the append descriptor (the writer's lock is about to be released)."""
+        if self._active is not None:
+            os.close(self._active[1])
+            self._active = None
+
+    def put(self, data: bytes) -> str:
+        """Append ``data`` to the active pack unless a live record holds it; return its hash.
+
+        Not yet durable: the caller calls sync() before acknowledging
+        anything that names the blob.
+        """
+        digest = blake3(data).digest()
+        content_hash = "b3:" + digest.hex()
+        if self._packed(digest):
+            return content_hash
+        self.put_many([(digest, data)])
+        return content_hash
+
+    def put_many(self, blobs: list[tuple[bytes, bytes]]) -> None:
+        """Append records for (digest, bytes) pairs in one write (no duplicate check)."""
+        if not blobs:
+            return
+        pack, fd = self._open_active()
+        offset = os.fstat(fd).st_size
+        parts: list[bytes] = []
+        hints: dict[int, list[bytes]] = {}
+        for digest, data in blobs:
+            n = struct.pack(">I", len(data))
+            parts += (b"L", digest, n, data, n)
+            hints.setdefault(digest[0], []).append(HINT.pack(digest, pack, offset))
+            offset += HEAD + len(data) + TAIL
+        try:
+            write_all(fd, b"".join(parts))
+        except BaseException:
+            # A partial record is left as a torn tail: close this pack to appends.
+            os.close(fd)
+            self._active = None
+            raise
+        self._pending = True
+        for first, got in hints.items():
+            self._add_hints(first, b"".join(got))
+        if offset >= PACK_LIMIT:
+            self.sync()
+            os.close(fd)
+            self._active = None
+
+    def put_batch(self, datas: list[bytes]) -> list[str]:
+        """Store many blobs (skipping ones already live or repeated); return their hashes."""
+        out: list[str] = []
+        todo: list[tuple[bytes, bytes]] = []
+        seen: set[bytes] = set()
+        for data in datas:
+            digest = blake3(data).digest()
+            out.append("b3:" + digest.hex())
+            if digest in seen:
+                continue
+            seen.add(digest)
+            if not self._packed(digest):
+                todo.append((digest, data))
+        self.put_many(todo)
+        return out
+
+    def sync(self, content_hash: str | None = None) -> None:
+        """Make every record written so far durable (one fdatasync of the active pack)."""
+        if not self._pending or self._active is None:
+            return
+        os.fdatasync(self._active[1])
+        if self._new_pack:
+            fsync_dir(self.packs)
+            self._new_pack = False
+        if self._new_dir:
+            fsync_dir(self.root)
+            self._new_dir = False
+        self._pending = False
+
+    def remove(self, content_hash: str) -> bool:
+        """Erase every copy of a blob durably (its bytes become zeros); True if one was there."""
+        digest = _digest(content_hash)
+        erased = False
+        for rec, _ in self._all_records(digest):
+            if not rec.live:
+                continue
+            fd = os.open(self._pack_path(rec.pack), os.O_WRONLY)
+            try:
+                blank = b"E" + digest + struct.pack(">I", rec.size) + bytes(rec.size)
+                os.pwrite(fd, blank, rec.offset)
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+            erased = True
+        self._window = (-1, 0, b"")
+        loose = self._loose(content_hash)
+        try:
+            os.unlink(loose)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        else:
+            fsync_dir(os.path.dirname(loose))
+            erased = True
+        return erased

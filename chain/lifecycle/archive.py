@@ -47,6 +47,7 @@ from typing import Any, Final
 
 import orjson
 
+from ..content.store import ContentStore
 from ..format.entry import HASH_RE
 from ..format.errors import (
     OperationalError,
@@ -292,6 +293,7 @@ class Sink:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.folders: set[Path] = {root, root / "content"}
+        self.store = ContentStore(root / "content")
         try:
             (root / "content").mkdir()
             self._chain = open(root / "chain.jsonl", "xb")  # noqa: SIM115 (closed in close)
@@ -301,6 +303,12 @@ class Sink:
     def member(self, name: str, data: bytes) -> None:
         if name in ("keys", "proof.json"):
             return  # agent.pub is written from the verified chain instead
+        if name.startswith("content/"):
+            try:
+                self.store.put(data)  # into a pack, like every data directory's content
+            except OSError as exc:
+                raise OperationalError(f"cannot write a blob: {exc.strerror}") from None
+            return
         path = self.root / name  # a name _kind accepted: no traversal possible
         try:
             path.parent.mkdir(exist_ok=True)
@@ -321,6 +329,12 @@ class Sink:
             raise OperationalError(f"cannot write chain.jsonl: {exc.strerror}") from None
 
     def close(self) -> None:
+        try:
+            self.store.sync()
+        except OSError as exc:
+            raise OperationalError(f"cannot write a blob: {exc.strerror}") from None
+        finally:
+            self.store.close()
         if not self._chain.closed:
             try:
                 self._chain.flush()

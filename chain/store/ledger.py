@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -33,6 +33,7 @@ from ..format.canonical import b3, canonical
 from ..format.config import Config, Layout, resolve_state_dir
 from ..format.entry import (
     FORMAT_VERSION,
+    HASH_RE,
     Malformed,
     default_importance,
     format_ts,
@@ -46,7 +47,7 @@ from ..format.errors import (
     KeyAccessError,
     OperationalError,
 )
-from ..format.fsutil import fsync_dir, sync_filesystem, write_all
+from ..format.fsutil import fsync_dir, write_all
 from ..format.keys import (
     KEY_MODES,
     PassphraseSource,
@@ -62,6 +63,8 @@ from ..log.witness import Witness
 from .head import Head, recover, save_head
 from .journal import append_batch, roll_forward
 from .keyfiles import finish_rotation
+
+_T = TypeVar("_T")
 
 __all__ = ["Appended", "Clock", "Ledger", "NewEntry"]
 
@@ -135,6 +138,34 @@ class Ledger:
         self._thread_lock = threading.RLock()
         self._head: Head | None = None  # the head this object saved last
         self._witness: Witness | None = None
+        if self.store.has_loose():
+            self._migrate_content()
+
+    def _migrate_content(self) -> None:
+        """Move blobs of the layout before packs into a pack (FORMAT.md 6.4), once.
+
+        Needs the writer's lock; a directory this process cannot write is
+        left as it is (its blobs are still read where they are).
+        """
+        from ..content.migrate import migrate_loose
+
+        def order() -> Iterator[str]:
+            for line in self.iter_lines():
+                try:
+                    content = orjson.loads(line).get("content")
+                except (orjson.JSONDecodeError, AttributeError):
+                    continue
+                if isinstance(content, str) and HASH_RE.fullmatch(content):
+                    yield content
+
+        try:
+            with self.locked():
+                migrate_loose(self.store, order())
+        except PermissionError:
+            pass
+        except OperationalError as exc:
+            if not isinstance(exc.__context__, PermissionError) and "ermission" not in str(exc):
+                raise
 
     # -- creation -------------------------------------------------------
 
@@ -291,6 +322,7 @@ class Ledger:
                 yield fd, head
                 self._head = head
             finally:
+                self.store.end_write()
                 os.close(fd)
         finally:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
@@ -388,7 +420,7 @@ class Ledger:
         it may stay).
         """
         if blob is not None:
-            self.store.sync(blob)
+            self._content(self.store.sync)
         try:
             write_all(fd, line + b"\n")
             os.fdatasync(fd)
@@ -398,6 +430,15 @@ class Ledger:
                 f"cannot append to {self.layout.chain}: {exc.strerror}"
             ) from None
         return self._advance(head, [line])[0]
+
+    def _content(self, write: Callable[..., _T], *args: Any) -> _T:
+        """Run a content store write; its OSError becomes an OperationalError."""
+        try:
+            return write(*args)
+        except OSError as exc:
+            raise OperationalError(
+                f"cannot write the content to {self.layout.content}: {exc.strerror}"
+            ) from None
 
     def _advance(self, head: Head, lines: Sequence[bytes]) -> list[Appended]:
         out = []
@@ -427,7 +468,7 @@ class Ledger:
         signer = self.signer()
         with self.locked() as (fd, head):
             signer = self.check_signer(signer, head)
-            content_hash = self.store.put(item.content, keep_open=True)
+            content_hash = self._content(self.store.put, item.content)
             obj = self._entry(head, item, content_hash, self.next_ts(head))
             return self.append_line(fd, head, self_checked(obj, signer), content_hash)
 
@@ -445,7 +486,7 @@ class Ledger:
         signer = self.signer()
         with self.locked() as (fd, head):
             signer = self.check_signer(signer, head)
-            hashes = [self.store.put(item.content) for item in items]
+            hashes = self._content(self.store.put_batch, [item.content for item in items])
             ts = self.next_ts(head)
             lines = []
             shadow = Head(size=head.size, hash=head.hash, key=head.key)
@@ -454,8 +495,7 @@ class Ledger:
                 lines.append(line)
                 shadow.size += 1
                 shadow.hash = b3(line)
-            sync_filesystem(self.layout.root)
-            self.store.synced_all()
+            self._content(self.store.sync)
             append_batch(self.layout, fd, head.offset, lines)
             return self._advance(head, lines)
 

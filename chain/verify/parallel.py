@@ -91,7 +91,7 @@ def _work(chunk: bytes | list[bytes] | Range, start: int, from_seq: int) -> Pack
             raise OperationalError("the chain file changed while it was being verified")
     else:
         lines = _lines_of(chunk)
-    blobs = _store.get if _store is not None else None
+    blobs = _store.raw if _store is not None else None
     return _pack(check_chunk(lines, start, from_seq, blobs), start)
 
 
@@ -268,7 +268,7 @@ def verify_parallel(
         state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     if isinstance(lines, Path) and state.size:
         raise ValueError("a path is read from its first line: resume with lines, not a path")
-    blobs = ContentStore(content_root).get if content_root is not None else None
+    blobs = ContentStore(content_root).raw if content_root is not None else None
     helpers = max(0, workers - 1)
     ahead = 2 * helpers  # chunks queued or running in the worker processes, at most
     limit = 2 * workers + 2  # chunks checked or in flight but not applied yet, at most

@@ -183,9 +183,15 @@ def assert_rejected(
     return result
 
 
-def blob_path(root: Path, content_hash: str) -> Path:
-    digest = content_hash.removeprefix("b3:")
-    return root / "content" / digest[:2] / digest[2:]
+def stored_blob(root: Path, content_hash: str) -> bytes | None:
+    """The bytes a data directory holds for ``content_hash`` (None: gone or erased)."""
+    from memory_chain.chain.content.store import ContentStore
+
+    store = ContentStore(root / "content")
+    try:
+        return store.raw(content_hash)
+    finally:
+        store.close()
 
 
 def listing(root: Path) -> list[str]:

@@ -9,7 +9,9 @@ redact, rotate) in a temporary data directory, then only the parts that make
 up the vector are copied to OUTDIR:
 
     chain.jsonl     the entries
-    content/        the blobs (the redacted entry's blob is absent)
+    content/        the blobs, one file each, content/<2 hex>/<62 hex> (the
+                    layout before packs, FORMAT.md 6.4, which every reader
+                    still reads; the redacted entry's blob is absent)
     genesis.pub     the trusted key (the genesis key), as agent.pub holds it
     expected.json   size, head, chain_id and the current key after rotation
 
@@ -29,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
+from memory_chain.chain.content.store import ContentStore
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.keys import Signer
 from memory_chain.chain.store.ledger import Ledger, NewEntry
@@ -201,11 +204,16 @@ def export(root: Path, out: Path, expected: dict[str, object]) -> None:
         elif stale.exists():
             stale.unlink()
     shutil.copyfile(root / "chain.jsonl", out / "chain.jsonl")
-    for blob in sorted((root / "content").glob("*/*")):
-        if blob.is_file() and not blob.name.startswith(".tmp-"):
-            dest = out / "content" / blob.parent.name / blob.name
+    store = ContentStore(root / "content")
+    for rec in store.records():
+        if rec.live:
+            hex_digest = rec.digest.hex()
+            data = store.get("b3:" + hex_digest)
+            assert data is not None
+            dest = out / "content" / hex_digest[:2] / hex_digest[2:]
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(blob, dest)
+            dest.write_bytes(data)
+    store.close()
     (out / "genesis.pub").write_text(Signer(GENESIS_SEED).key_id + "\n", encoding="ascii")
     text = json.dumps(expected, indent=2, sort_keys=True) + "\n"
     (out / "expected.json").write_text(text, encoding="ascii")
