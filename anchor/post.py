@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from memory_chain.chain.audit.checkpointing import checkpoint
 from memory_chain.chain.format.config import Config, Layout
 from memory_chain.chain.format.errors import InputError, IntegrityError, OperationalError
+from memory_chain.chain.format.progress import track
 from memory_chain.chain.log.anchors import RECORD_FORMAT, append_record, read_anchors
 from memory_chain.chain.log.checkpoint import Checkpoint
 from memory_chain.chain.store.ledger import Ledger
@@ -111,7 +112,12 @@ class Waiter:
     def settle(self, tx: str, confirmations: int) -> dict[str, Any] | None:
         """The canonical receipt with enough confirmations; None if the node forgot tx."""
         delay = 0.05
+        waited = track("waiting for the receipt", round(self.timeout), "s")
+        start, shown = time.monotonic(), 0
         while True:
+            now = int(time.monotonic() - start)
+            waited(now - shown)
+            shown = now
             receipt = self.rpc.receipt(tx)
             if receipt is None:
                 if self.rpc.transaction(tx) is None:

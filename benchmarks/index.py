@@ -109,11 +109,11 @@ def cached_chain(entries: int) -> Path:
 
 
 def work_copy(src: Path, dest: Path) -> Path:
-    """A copy of a data directory: small files copied, blobs hard-linked."""
+    """A copy of a data directory (packs are copied: an append must not reach the template)."""
     dest.mkdir(mode=0o700)
     for item in src.iterdir():
         if item.name == "content":
-            shutil.copytree(item, dest / "content", copy_function=os.link)
+            shutil.copytree(item, dest / "content")
         elif item.is_file() and item.name not in ("complete", "lock"):
             shutil.copy2(item, dest / item.name)
     return dest

@@ -100,8 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     from memory_chain.chain.format.errors import MemoryChainError
 
     warnings.showwarning = _one_line_warning
+    args = sys.argv[1:] if argv is None else argv
     try:
-        cli.main(args=argv, prog_name="memory-chain", standalone_mode=False)
+        from memory_chain.chain.format.progress import watching
+        from memory_chain.cli.progress import bars
+
+        with watching(bars(json_output="--json" in args)):
+            cli.main(args=argv, prog_name="memory-chain", standalone_mode=False)
     except MemoryChainError as exc:
         click.echo(f"error: {exc.message}", err=True)
         if exc.hint:

@@ -37,6 +37,7 @@ from memory_chain.chain.content.store import ContentStore
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
+from memory_chain.chain.format.progress import track
 
 __all__ = [
     "IndexWarning",
@@ -440,7 +441,9 @@ def _read(
             )
         }
     start = state.size
+    advance = track("index", end - state.offset)
     for offset, lines in _blocks(fd, state.offset, end):
+        advance(sum(map(len, lines)) + len(lines))
         rows, redactions = builder.rows(offset, lines)
         if not bulk:
             usage = _usage_for(conn, [r[_HASH] for r in rows])

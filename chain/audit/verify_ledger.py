@@ -27,6 +27,7 @@ from ..format.canonical import b3
 from ..format.config import resolve_state_dir
 from ..format.entry import HASH_RE, MAX_LINE_BYTES
 from ..format.errors import ChainStateError, InputError, OperationalError
+from ..format.progress import counted, track
 from ..log.checkpoint import Checkpoint, origin_of
 from ..log.checkpoint_store import latest_checkpoint, load_checkpoints
 from ..log.witness import Witness
@@ -206,6 +207,7 @@ def _run(
     ledger: Ledger, state: ChainState, start: int, end: int, from_seq: int, workers: int | None
 ) -> Report:
     n = workers if workers is not None else default_workers(ledger.layout.chain)
+    advance = track("verify", end - start)
     if n > 1 and end - start >= AUTO_PARALLEL_BYTES // 4:
         from ..verify.parallel import verify_parallel  # multiprocessing: ~40 ms to import
 
@@ -217,8 +219,9 @@ def _run(
             from_seq=from_seq,
             state=state,
             end=end,
+            advance=advance,
         )
-    lines = ledger.iter_lines(start, end)
+    lines = counted(ledger.iter_lines(start, end), advance)
     return verify_lines(lines, blobs=ledger.store.raw, from_seq=from_seq, state=state)
 
 

@@ -103,6 +103,8 @@ _ASSIGNED: Final = _rx(
     r"[a-z0-9]_key)[a-z0-9_.-]*)\b[\"']?\s*(?::=|=>|[:=]|\s(?:is|was|to)\s)\s*[\"'`]?"
     r"(?:bearer\s+)?([A-Za-z0-9+/=_.~-]{16,})"
 )
+#: A name _ASSIGNED accepts holds one of these (lowercased).
+_ASSIGNED_WORDS: Final = ("key", "secret", "token", "credential", "bearer")
 _BEARER: Final = _rx(r"(?i)\bauthorization:\s*bearer\s+([A-Za-z0-9+/=_.~-]{16,})")
 
 _PLACEHOLDER_WORDS: Final = (
@@ -176,22 +178,29 @@ def _password_value(value: str, prose: bool) -> bool:
 def scan(text: str) -> list[Finding]:
     """Everything in ``text`` that looks like a secret, in order of position."""
     found: list[Finding] = []
-    for kind, rx in PROVIDER_RULES:
-        found.extend(Finding(kind, m.start(), m.end()) for m in rx.finditer(text))
-    found.extend(Finding("private key", m.start(), m.end()) for m in _PRIVATE_KEY.finditer(text))
-    found.extend(Finding("JSON web token", m.start(), m.end()) for m in _JWT.finditer(text))
-    for m in _URL_CREDENTIALS.finditer(text):
-        if not _placeholder(m.group(1)):
-            found.append(Finding("password in a URL", m.start(1), m.end(1)))
-    for m in _PASSWORD.finditer(text):
-        if _password_value(m.group(2), prose=m.group(1) is None):
-            found.append(Finding("password", m.start(2), m.end(2)))
-    for m in _ASSIGNED.finditer(text):
-        if _secret_value(m.group(2)):
-            found.append(Finding(f"secret assigned to {m.group(1)!s:.40}", m.start(2), m.end(2)))
-    for m in _BEARER.finditer(text):
-        if _secret_value(m.group(1)):
-            found.append(Finding("bearer token", m.start(1), m.end(1)))
+    # search() first: a rule that finds nothing costs one C call, no generator.
+    for kind, rx in (*PROVIDER_RULES, ("private key", _PRIVATE_KEY), ("JSON web token", _JWT)):
+        if rx.search(text) is not None:
+            found.extend(Finding(kind, m.start(), m.end()) for m in rx.finditer(text))
+    # The rules below need a word that most texts lack; each gate is implied by its pattern.
+    low = text.casefold()  # as wide as the patterns' (?i): "ſ" folds to "s"
+    if "://" in text:
+        for m in _URL_CREDENTIALS.finditer(text):
+            if not _placeholder(m.group(1)):
+                found.append(Finding("password in a URL", m.start(1), m.end(1)))
+    if "pass" in low or "pwd" in low:
+        for m in _PASSWORD.finditer(text):
+            if _password_value(m.group(2), prose=m.group(1) is None):
+                found.append(Finding("password", m.start(2), m.end(2)))
+    if any(w in low for w in _ASSIGNED_WORDS):
+        for m in _ASSIGNED.finditer(text):
+            if _secret_value(m.group(2)):
+                name = f"secret assigned to {m.group(1)!s:.40}"
+                found.append(Finding(name, m.start(2), m.end(2)))
+    if "bearer" in low:
+        for m in _BEARER.finditer(text):
+            if _secret_value(m.group(1)):
+                found.append(Finding("bearer token", m.start(1), m.end(1)))
     found.sort(key=lambda f: (f.start, f.end))
     # One finding per span: the first rule that matched a place names it.
     out: list[Finding] = []

@@ -24,6 +24,7 @@ from ..format.errors import (
     InputError,
 )
 from ..format.keys import verify_sig
+from ..format.progress import counted, track
 from ..log.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -320,7 +321,10 @@ def _check_whole(
         state.add_checkpoint(cp)
     requested: set[str] = set()
     lines = _Lines(stream, sink, 0, set())
-    report = verify_lines(lines, blobs=_blob_getter(c, man, requested), state=state)
+    advance = track("import" if sink is not None else "check", man.chain_size)
+    report = verify_lines(
+        counted(lines, advance), blobs=_blob_getter(c, man, requested), state=state
+    )
     if report.ok:
         _after_lines(report, lines, man, c, state.keys, requested)
     return _extend(report, man, c, len(checkpoints))

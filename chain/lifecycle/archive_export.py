@@ -7,6 +7,7 @@ import gzip
 import io
 import os
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,6 +25,7 @@ from ..format.errors import (
     OperationalError,
 )
 from ..format.fsutil import fsync_dir
+from ..format.progress import track
 from ..log.checkpoint import (
     Checkpoint,
 )
@@ -350,6 +352,18 @@ def _lines_at(ledger: Ledger, seqs: set[int]) -> dict[int, bytes]:
     return out
 
 
+class _Counting:
+    """A file read through, advancing a progress count by what is read."""
+
+    def __init__(self, f: IO[bytes], advance: Callable[[int], None]) -> None:
+        self.f, self.advance = f, advance
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        self.advance(len(data))
+        return data
+
+
 def _write_tar(
     tmp: Path,
     gz: bool,
@@ -363,6 +377,7 @@ def _write_tar(
     with os.fdopen(fd, "wb") as raw:
         zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else None
         out: Any = zipped if zipped is not None else raw
+        advance = track("export", sum(n for _, n in blobs) + end - start)
         with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
             for name, data in members:
                 tf.addfile(_member_info(name, len(data)), io.BytesIO(data))
@@ -371,9 +386,10 @@ def _write_tar(
                 if blob is None or len(blob) != size:
                     raise OperationalError(f"blob {h} changed during the export")
                 tf.addfile(_member_info(f"content/{h[3:5]}/{h[5:]}", size), io.BytesIO(blob))
+                advance(size)
             with _chain_file(ledger.layout) as cf:
                 cf.seek(start)
-                tf.addfile(_member_info("chain.jsonl", end - start), cf)
+                tf.addfile(_member_info("chain.jsonl", end - start), _Counting(cf, advance))
         if zipped is not None:
             zipped.close()
         raw.flush()

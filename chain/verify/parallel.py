@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import sys
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from functools import partial
 from itertools import repeat
@@ -248,6 +248,7 @@ def verify_parallel(
     chunk_bytes: int = WORKER_CHUNK_BYTES,
     state: ChainState | None = None,
     end: int | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> Report:
     """verify.verify_lines with the per-line work spread over ``workers`` processes.
 
@@ -321,6 +322,8 @@ def verify_parallel(
             else:
                 window.append((check_chunk(_lines_of(chunk), seen, from_seq, blobs), seen))
             seen += count
+            if advance is not None:
+                advance(len(chunk) if isinstance(chunk, bytes) else sum(map(len, chunk)))
             while window and (len(window) > limit or _ready(window[0][0])):
                 failure = apply_head()
                 if failure is not None:
