@@ -155,6 +155,8 @@ def test_put_get_round_trip(tmp_path_factory: pytest.TempPathFactory, blobs: lis
 def _copy_release(tmp_path: Path) -> Path:
     root = tmp_path / "old"
     shutil.copytree(RELEASE_0_1, root)
+    # git keeps no 0600: restore the mode the release gave its key file.
+    (root / "agent.key").chmod(0o600)
     return root
 
 
