@@ -61,8 +61,10 @@ class Record:
     live: bool
 
 
-def _valid(data: bytes | memoryview, at: int, *, hashed: bool = True) -> Record | None:
-    """The record starting at ``at`` in ``data`` (pack -1), or None if none is whole and sound.
+def _valid(
+    data: bytes | memoryview, at: int, pack: int = -1, *, hashed: bool = True
+) -> Record | None:
+    """The record starting at ``at`` in ``data``, or None if none is whole and sound.
 
     With ``hashed`` False a live record whose bytes no longer hash to its
     digest (altered in place) still counts: the verifier reports it.
@@ -79,7 +81,7 @@ def _valid(data: bytes | memoryview, at: int, *, hashed: bool = True) -> Record 
         return None
     if hashed and state == LIVE and blake3(data[at + HEAD : end]).digest() != digest:
         return None
-    return Record(-1, at, digest, size, state == LIVE)
+    return Record(pack, at, digest, size, state == LIVE)
 
 
 def scan_pack(data: bytes, pack: int = -1) -> Iterator[Record]:
@@ -94,11 +96,11 @@ def scan_pack(data: bytes, pack: int = -1) -> Iterator[Record]:
     at = len(PACK_MAGIC)
     view = memoryview(data)
     while at < len(data):
-        rec = _valid(view, at)
+        rec = _valid(view, at, pack)
         if rec is None:
             at += 1
             continue
-        yield Record(pack, at, rec.digest, rec.size, rec.live)
+        yield rec
         at += HEAD + rec.size + TAIL
 
 
@@ -231,15 +233,12 @@ class ContentStore:
 
     def loose_path(self, content_hash: str) -> str:
         """Where the layout before packs kept a blob: content/<2 hex>/<62 hex>."""
-        return self._loose(content_hash)
-
-    def _loose(self, content_hash: str) -> str:
         digest = content_hash[3:]
         return f"{self.root}/{digest[:2]}/{digest[2:]}"
 
     def _read_loose(self, content_hash: str) -> bytes | None:
         try:
-            with open(self._loose(content_hash), "rb") as f:
+            with open(self.loose_path(content_hash), "rb") as f:
                 return f.read()
         except (FileNotFoundError, NotADirectoryError):
             return None
@@ -271,10 +270,6 @@ class ContentStore:
 
     def exists(self, content_hash: str) -> bool:
         return self.get(content_hash) is not None
-
-    def size(self, content_hash: str) -> int | None:
-        data = self.get(content_hash)
-        return None if data is None else len(data)
 
     def pack_numbers(self) -> list[int]:
         try:
@@ -329,7 +324,7 @@ class ContentStore:
         for content_hash in self.loose_blobs():
             digest = _digest(content_hash)
             if digest not in seen:
-                seen[digest] = os.stat(self._loose(content_hash)).st_size
+                seen[digest] = os.stat(self.loose_path(content_hash)).st_size
         return len(seen), sum(seen.values())
 
     def _rescan(self) -> None:
@@ -430,12 +425,7 @@ class ContentStore:
         Not yet durable: the caller calls sync() before acknowledging
         anything that names the blob.
         """
-        digest = blake3(data).digest()
-        content_hash = "b3:" + digest.hex()
-        if self._packed(digest):
-            return content_hash
-        self.put_many([(digest, data)])
-        return content_hash
+        return self.put_batch([data])[0]
 
     def put_many(self, blobs: list[tuple[bytes, bytes]]) -> None:
         """Append records for (digest, bytes) pairs in one write (no duplicate check)."""
@@ -510,7 +500,7 @@ class ContentStore:
                 os.close(fd)
             erased = True
         self._window = (-1, 0, b"")
-        loose = self._loose(content_hash)
+        loose = self.loose_path(content_hash)
         try:
             os.unlink(loose)
         except (FileNotFoundError, NotADirectoryError):

@@ -138,14 +138,14 @@ class Ledger:
         self._thread_lock = threading.RLock()
         self._head: Head | None = None  # the head this object saved last
         self._witness: Witness | None = None
-        if self.store.has_loose():
+        if self.store.has_loose() and os.access(self.layout.root, os.W_OK):
             self._migrate_content()
 
     def _migrate_content(self) -> None:
         """Move blobs of the layout before packs into a pack (FORMAT.md 6.4), once.
 
-        Needs the writer's lock; a directory this process cannot write is
-        left as it is (its blobs are still read where they are).
+        Needs the writer's lock, so only a directory this process can write
+        is migrated; another is read as it is (loose blobs are still read).
         """
         from ..content.migrate import migrate_loose
 
@@ -158,14 +158,8 @@ class Ledger:
                 if isinstance(content, str) and HASH_RE.fullmatch(content):
                     yield content
 
-        try:
-            with self.locked():
-                migrate_loose(self.store, order())
-        except PermissionError:
-            pass
-        except OperationalError as exc:
-            if not isinstance(exc.__context__, PermissionError) and "ermission" not in str(exc):
-                raise
+        with self.locked():
+            migrate_loose(self.store, order())
 
     # -- creation -------------------------------------------------------
 

@@ -42,11 +42,4 @@ def delete_blob(store: ContentStore, content_hash: str) -> None:
     store.close()
 
 
-def truncate_record(store: ContentStore, content_hash: str) -> None:
-    """Cut the pack just after the record's header: a torn write of that blob."""
-    path, offset, _ = locate(store, content_hash)
-    os.truncate(path, offset)
-    store.close()
-
-
-__all__ = ["alter_blob", "delete_blob", "locate", "truncate_record"]
+__all__ = ["alter_blob", "delete_blob", "locate"]
