@@ -3,7 +3,8 @@
 Dedup against the chain is by content hash (seed 001 section A4): the
 index maps ``b3:<hex>`` of the content to its seq, whatever the entry's
 state (a redacted memory is not committed again). Commits pass the
-chain's own secret gate in Ledger.add.
+chain's own secret gate in Ledger.add, after an incremental verify: a
+chain that does not verify is not written to.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memory_chain.chain.audit.verify_ledger import require_verified
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
 from memory_chain.chain.format.keys import PassphraseSource
@@ -70,6 +72,7 @@ class ChainDoor:
                     content=content, type=type_, tier="committed", source=source, meta=meta
                 )
         if new:
+            require_verified(self.ledger)  # nothing is signed on top of an edited chain
             for h, appended in zip(new, self.ledger.add_batch(list(new.values())), strict=True):
                 known[h] = appended.seq
         return [known[b3(text.encode("utf-8"))] for text, _t, _m in texts]

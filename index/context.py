@@ -94,7 +94,10 @@ def header(integrity: Integrity, agent: str | None) -> str:
             f"head {_short(i.head)}. Nothing below is vouched for.\n"
         )
     elif i.ok:
-        line = f"> Integrity: verified. {i.size:,} entries, head {_short(i.head)}.\n"
+        line = (
+            f"> Integrity: verified ({i.checked_what}). {i.size:,} entries, "
+            f"head {_short(i.head)}.\n"
+        )
     else:
         line = (
             f"> **INTEGRITY FAILURE: the chain did not verify at seq {i.failure_seq} "

@@ -45,6 +45,7 @@ class Integrity:
     failure_seq: int | None = None
     reason: str | None = None
     message: str | None = None
+    checked_what: str | None = None  # Report.level() of a passing verify
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class Integrity:
             "head": self.head,
             "chain_id": self.chain_id,
             "trusted_below": self.trusted_below,
+            "checked_what": self.checked_what,
             "failure": None
             if self.failure_seq is None
             else {"seq": self.failure_seq, "reason": self.reason, "message": self.message},
@@ -62,7 +64,15 @@ class Integrity:
 
 def integrity_of(report: Report) -> Integrity:
     if report.ok:
-        return Integrity(True, True, report.size, report.head, report.chain_id, report.size)
+        return Integrity(
+            True,
+            True,
+            report.size,
+            report.head,
+            report.chain_id,
+            report.size,
+            checked_what=report.level(),
+        )
     f = report.failure
     seq = f.seq if f is not None else 0
     return Integrity(

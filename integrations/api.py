@@ -184,10 +184,14 @@ class Memory:
     ) -> dict[str, Any]:
         """Sign and append a memory to the chain: {"seq", "hash", "ts", "content"}.
 
-        Refused (InputError, nothing written) when it looks like a secret.
+        Refused (InputError, nothing written) when it looks like a secret, and
+        (IntegrityError) when the chain does not verify: it is verified
+        incrementally first, so nothing is signed on top of an edited chain.
         """
+        from memory_chain.chain.audit.verify_ledger import require_verified
         from memory_chain.chain.format.newentry import NewEntry
 
+        require_verified(self.ledger)
         r = self.ledger.add(
             NewEntry(
                 content=content.encode("utf-8"),

@@ -106,7 +106,13 @@ def _chain(memory: Memory) -> list[Check]:
                 "memory-chain verify --full; restore chain.jsonl from a backup or an export",
             )
         ]
-    checks = [Check("chain", "ok", f"{report['entries']} entries verified, head {report['head']}")]
+    checks = [
+        Check(
+            "chain",
+            "ok",
+            f"{report['entries']} entries verified ({report['checked']}), head {report['head']}",
+        )
+    ]
     if report["torn_tail_bytes"]:
         checks.append(
             Check(

@@ -123,7 +123,11 @@ def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
 
     summary: dict[str, Any] = {}
     verified = memory.verify()
-    summary["verify"] = {"ok": verified["ok"], "entries": verified["entries"]}
+    summary["verify"] = {
+        "ok": verified["ok"],
+        "entries": verified["entries"],
+        "checked": verified["checked"],
+    }
     if not verified["ok"]:
         f = verified["failure"]
         result.errors.append(f"the chain does not verify at seq {f['seq']}: {f['message']}")

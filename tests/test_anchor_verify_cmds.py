@@ -70,7 +70,8 @@ def test_verify_anchors_all_valid(mc: Cli) -> None:
     tx = the_tx(mc)
     out = ok(mc, "verify", "--anchors").out.splitlines()
     assert out[0].startswith("ok: 4 entries verified")
-    assert out[1].startswith(f"valid       anvil size 4 {tx} (block ")
+    assert out[1].startswith("checked: lines and signatures to seq 3")
+    assert out[2].startswith(f"valid       anvil size 4 {tx} (block ")
     assert out[-1] == "ok: 1 anchor(s) valid; the chain of 4 entries is consistent with each"
     report = ok(mc, "verify", "--anchors", "--json").json()
     assert report["ok"] is True

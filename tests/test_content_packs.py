@@ -3,7 +3,8 @@
 Blobs live in append-only pack files, still named by BLAKE3 and checked on
 read; redaction zeroes one record; a data directory of the release before
 packs (tests/fixtures/release-0.1-datadir, written by that release's code)
-is migrated on first open, also when the migration is killed midway.
+is migrated on the first write (never by a reader), also when the migration is killed
+midway.
 """
 
 from __future__ import annotations
@@ -100,6 +101,71 @@ def test_hints_are_only_hints(ledger: Ledger) -> None:
     assert verify_ledger(Ledger(ledger.layout.root), incremental=False).ok
 
 
+def _verdict(root: Path) -> tuple[bool, str | None, int | None]:
+    report = verify_ledger(Ledger(root), incremental=False)
+    f = report.failure
+    return report.ok, f.reason if f else None, f.seq if f else None
+
+
+@pytest.mark.parametrize("hints", ["kept", "deleted"])
+def test_a_sound_copy_wins_over_an_altered_one(ledger: Ledger, hints: str) -> None:
+    """FORMAT.md 6.1 (issue 22): with two copies of a record, the first in pack order altered
+    and the second sound, the sound one is read, whatever the hints say (the code took the
+    first live copy in pack order)."""
+    ledger.add(NewEntry(b"read first: the next read starts after it"))
+    ledger.add(NewEntry(b"one memory, stored twice"))
+    store = ledger.store
+    digest = blake3(b"one memory, stored twice").digest()
+    store.put_many([(digest, b"one memory, stored twice")])  # a second copy, after the first
+    store.sync()
+    store.end_write()
+    pack = ledger.layout.content / "packs" / "00000000.pack"
+    data = bytearray(pack.read_bytes())
+    first = data.find(b"one memory")
+    data[first] ^= 0x20  # alter the first copy's bytes
+    pack.write_bytes(bytes(data))
+    if hints == "deleted":
+        shutil.rmtree(ledger.layout.content / "packs" / "index")
+    assert (True, None, None) == _verdict(ledger.layout.root)
+    fresh = ContentStore(ledger.layout.content)
+    assert fresh.get(_b3(b"one memory, stored twice")) == b"one memory, stored twice"
+
+
+@pytest.mark.parametrize("hints", ["kept", "deleted"])
+def test_an_altered_record_is_found_with_or_without_hints(ledger: Ledger, hints: str) -> None:
+    """FORMAT.md 6.2: deleting the hints changes no verdict; an altered record reads as
+    content-mismatch either way (without hints the rescan skipped it: missing-content)."""
+    ledger.add(NewEntry(b"altered in place"))
+    pack = ledger.layout.content / "packs" / "00000000.pack"
+    data = bytearray(pack.read_bytes())
+    data[data.find(b"altered")] ^= 0x01
+    pack.write_bytes(bytes(data))
+    if hints == "deleted":
+        shutil.rmtree(ledger.layout.content / "packs" / "index")
+    assert (False, "content-mismatch", 1) == _verdict(ledger.layout.root)
+
+
+@pytest.mark.parametrize("hints", ["kept", "deleted"])
+def test_a_pack_with_a_damaged_magic_holds_nothing(ledger: Ledger, hints: str) -> None:
+    """FORMAT.md 6.1 (issue 22): a file that does not start with MCPACK1\\n is not a pack; its
+    records are absent through the hints as by a scan (the hints used to read them), and the
+    next write starts a new pack."""
+    ledger.add(NewEntry(b"behind a damaged magic"))
+    pack = ledger.layout.content / "packs" / "00000000.pack"
+    data = bytearray(pack.read_bytes())
+    data[3] ^= 0x01
+    pack.write_bytes(bytes(data))
+    if hints == "deleted":
+        shutil.rmtree(ledger.layout.content / "packs" / "index")
+    assert (False, "missing-content", 1) == _verdict(ledger.layout.root)
+    assert ContentStore(ledger.layout.content).get(_b3(b"behind a damaged magic")) is None
+    writer = Ledger(ledger.layout.root)
+    writer.store.put(b"a new record")
+    writer.store.sync()
+    writer.store.end_write()
+    assert (ledger.layout.content / "packs" / "00000001.pack").exists()
+
+
 def test_a_torn_pack_tail_is_never_appended_to(ledger: Ledger) -> None:
     ledger.add(NewEntry(b"before the crash"))
     pack = ledger.layout.content / "packs" / "00000000.pack"
@@ -166,11 +232,31 @@ def test_the_fixture_is_the_old_layout() -> None:
     assert len(_loose_files(content)) == 9 and not (content / "packs").exists()  # 8 + a .tmp-
 
 
-def test_a_release_0_1_directory_is_migrated_on_first_open(tmp_path: Path) -> None:
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (None for a folder)."""
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def test_a_reader_never_migrates(tmp_path: Path) -> None:
+    """Issue 22 ("a reader writes"): verify, log and search of a release-0.1 directory read
+    its loose blobs where they are and change no byte of it (no lock, no head.json)."""
+    root = _copy_release(tmp_path)
+    before = _tree(root)
+    report = verify_ledger(Ledger(root), incremental=False)
+    assert report.ok and report.size == 14
+    assert not (root / "content" / "packs").exists()
+    assert _tree(root) == before
+
+
+def test_a_release_0_1_directory_is_migrated_on_first_write(tmp_path: Path) -> None:
     root = _copy_release(tmp_path)
     chain = (root / "chain.jsonl").read_bytes()
     blobs = {f"b3:{p.parent.name}{p.name}": p.read_bytes() for p in _loose_files(root / "content")}
     ledger = Ledger(root)
+    ledger.migrate()
     assert (root / "content" / "packs" / "00000000.pack").exists()
     assert [p for p in (root / "content").iterdir() if p.name != "packs"] == []
     assert (root / "chain.jsonl").read_bytes() == chain
@@ -210,7 +296,7 @@ import sys
 from pathlib import Path
 from memory_chain.chain.store.ledger import Ledger
 print("ready", flush=True)
-Ledger(Path(sys.argv[1]))
+Ledger(Path(sys.argv[1])).migrate()
 print("done", flush=True)
 """
 
@@ -251,7 +337,8 @@ def test_a_killed_migration_loses_no_blob(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         out = proc.communicate(timeout=60)[0]
         killed += b"done" not in out
-        ledger = Ledger(root)  # finishes the migration
+        ledger = Ledger(root)
+        ledger.migrate()  # finishes the migration
         assert _loose_files(root / "content") == []
         assert all(ledger.store.get(_b3(t)) == t for t in texts)
         assert verify_ledger(ledger, incremental=False).ok

@@ -7,9 +7,11 @@ which seq it checked (Report.verified_from). Anything else (an edited,
 truncated or regrown chain, a damaged or foreign cache, a checkpoint the
 cache never checked) must fall back to a full verify with the full verdict.
 
-The one documented gap: a blob of an entry verified before is not read
-again, so a blob deleted or edited after its entry was verified is found
-only by `verify --full` (tested explicitly below).
+Blobs of entries verified before are vouched for by the content packs
+being unchanged since they were hashed (chain/verify/packs.py): a blob
+deleted, erased or altered after its entry was verified is found by the
+next incremental verify, with the full verdict (tested below, and in the
+property at the end).
 
 Each test gets its own state folder (MEMORY_CHAIN_STATE_DIR); chains made
 per hypothesis example use their own tempfile folders.
@@ -157,11 +159,16 @@ def fields(out: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def test_cli_reports_what_it_checked(populated: Cli) -> None:
-    """`verify` says how many entries it checked from which seq; `verify --full` checks all
-    (verified_from 0) even with a usable cache."""
+    """`verify` says what it checked (lines, signatures, content) and from which seq;
+    `verify --full` checks all (verified_from 0) even with a usable cache."""
     populated.ok("verify")
     populated.ok("add", "one more")
-    assert populated.ok("verify").out.startswith("ok: 6 entries verified (1 ")
+    out = populated.ok("verify").out.splitlines()
+    assert out[0].startswith("ok: 6 entries verified; head b3:")
+    assert out[1] == (
+        "checked: lines and signatures to seq 5; content present and hashed to seq 5 "
+        "(from seq 5 in this run, earlier blobs in packs unchanged since)"
+    )
     populated.ok("add", "one more again")
     assert (True, 7, 6) == fields(populated.ok("verify", "--json").json())
     populated.ok("add", "and another")
@@ -371,32 +378,81 @@ def test_checked_checkpoint_re_signed_by_another_key(chain: Ledger) -> None:
     assert verdict(full) == verdict(verify_ledger(fresh(chain)))
 
 
-# -- the documented gap: blobs of entries verified before ------------------------------
+# -- blobs of entries verified before ---------------------------------------------------
 
 
 @pytest.mark.parametrize("how", ["deleted", "edited"])
 def test_blob_changed_after_it_was_verified(how: str, chain: Ledger) -> None:
-    """Documented (chain/verify/incremental.py): a blob deleted or edited after its entry was
-    verified is not found by an incremental verify (ok), only by `verify --full`."""
+    """A blob deleted or edited after its entry was verified is found by the next
+    incremental verify, with the verdict of a full verify (was: only --full saw it)."""
     blob = orjson.loads(lines_of(chain)[3])["content"]
     if how == "deleted":
         delete_blob(chain.store, blob)
     else:
         alter_blob(chain.store, blob, b"edited after it was verified")
     report = verify_ledger(fresh(chain))
-    assert (True, 10) == (report.ok, report.verified_from)
-    full = verify_ledger(fresh(chain), incremental=False)
     expected = {"deleted": (3, 12, "missing-content"), "edited": (3, 10, "content-mismatch")}
-    assert expected[how] == verdict(full)[3]
+    assert expected[how] == verdict(report)[3]
+    assert verdict(report) == verdict(verify_ledger(fresh(chain), incremental=False))
+
+
+def test_pack_deleted_after_verify(chain: Ledger) -> None:
+    """Every pack file removed: the incremental verify fails at the first entry with content."""
+    for pack in (chain.layout.content / "packs").glob("*.pack"):
+        pack.unlink()
+    report = verify_ledger(fresh(chain))
+    assert (1, 12, "missing-content") == verdict(report)[3]
+
+
+def test_pack_cut_after_verify(chain: Ledger) -> None:
+    """A pack cut short: the entries whose records were cut off are missing."""
+    (pack,) = (chain.layout.content / "packs").glob("*.pack")
+    data = pack.read_bytes()
+    pack.write_bytes(data[: len(data) - 10])
+    assert (9, 12, "missing-content") == verdict(verify_ledger(fresh(chain)))[3]
+
+
+@pytest.mark.parametrize("where", [0, 8, 9, 37, 40, 45, -9, -5, -1])
+def test_flipped_pack_byte_after_verify(chain: Ledger, where: int) -> None:
+    """One byte flipped anywhere in a pack (magic, a record's state, digest, length, bytes,
+    trailing length) after a verify: the incremental verify fails as the full one does."""
+    (pack,) = (chain.layout.content / "packs").glob("*.pack")
+    data = bytearray(pack.read_bytes())
+    data[where] ^= 0x01
+    pack.write_bytes(bytes(data))
+    report = verify_ledger(fresh(chain))
+    assert not report.ok
+    assert verdict(report) == verdict(verify_ledger(fresh(chain), incremental=False))
+
+
+def test_redaction_after_verify_stays_incremental(chain: Ledger) -> None:
+    """A redaction erases a record in place: the pack is read again, the erased blob is
+    accounted for by the redaction entry, and only the new entry's line is verified."""
+    redact(chain, 4, "test")
+    report = verify_ledger(fresh(chain))
+    assert (True, 11, 10) == (report.ok, report.size, report.verified_from)
+    assert report.resumed
+
+
+def test_unchanged_packs_are_not_read(chain: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verify with nothing new reads no pack: their identity is unchanged."""
+    from memory_chain.chain.verify import packs
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("a pack was read")
+
+    monkeypatch.setattr(packs, "_hash", refuse)
+    report = verify_ledger(fresh(chain))
+    assert (True, 10, True) == (report.ok, report.verified_from, report.resumed)
+    assert "content present and hashed to seq 9" in report.checked()
 
 
 def test_blob_deleted_after_verify_cli(populated: Cli) -> None:
-    """The same through the CLI: `verify` exits 0, `verify --full` exits 1 at the entry."""
+    """The same through the CLI: `verify` (no --full) exits 1 at the entry."""
     populated.ok("verify")
     shown = populated.ok("show", "3", "--json").json()
     delete_blob(ContentStore(populated.root / "content"), shown["content"])
-    assert 0 == populated.run("verify").code
-    result = populated.run("verify", "--full")
+    result = populated.run("verify")
     assert 1 == result.code
     assert result.err.startswith("FAILED at seq 3: blob ")
     assert "(step 12, missing-content)" in result.err
@@ -440,14 +496,6 @@ class World:
     def lines(self) -> list[bytes]:
         return self.chain.read_bytes().split(b"\n")[:-1]
 
-    def covered(self) -> int:
-        """Entries the incremental cache covers (their blobs are not read again)."""
-        lines = self.lines()
-        if not lines:
-            return 0
-        cached = load_verified(cache_path(self.inc, b3(lines[0])))
-        return cached.state.size if cached is not None else 0
-
     def attempt(self, fn: Callable[[], Any]) -> None:
         """Writes to a tampered chain may be refused; that is fine here."""
         with state_in(self.inc), contextlib.suppress(MemoryChainError), warnings.catch_warnings():
@@ -463,43 +511,11 @@ class World:
         with state_in(self.full):
             return verdict(verify_ledger(self.ledger(), incremental=False))
 
-    def changed_blobs(self, covered: int) -> list[str]:
-        """Content hashes of the first ``covered`` entries whose blob is gone or altered."""
-        store = self.ledger().store
-        out = []
-        for line in self.lines()[:covered]:
-            with contextlib.suppress(orjson.JSONDecodeError, KeyError, TypeError):
-                h = orjson.loads(line)["content"]
-                if h is not None and store.raw(h) != self.blobs.get(h):
-                    out.append(h)
-        return out
-
     def compare(self) -> None:
-        covered = self.covered()
         with state_in(self.inc):
             inc = verify_ledger(self.ledger())
         full = self.full_verdict()
-        if full != verdict(inc):
-            # Only the documented gap may tell them apart: blobs of entries the cache
-            # covered were deleted (say, by a redaction since cut off) or edited. With
-            # those blobs put back, the full verdict must be the incremental one.
-            changed = self.changed_blobs(covered)
-            assert changed, (inc, full)
-            assert full[3] is not None and full[3][2] in ("missing-content", "content-mismatch")
-            content = self.root / "content"
-            saved = self.root.parent / "content.saved"
-            shutil.copytree(content, saved)
-            store = ContentStore(content)
-            for h in changed:
-                store.put(self.blobs[h])  # a sound copy: read before the altered one
-            store.sync()
-            store.close()
-            try:
-                assert self.full_verdict() == verdict(inc), (inc, full)
-            finally:
-                shutil.rmtree(content)
-                saved.rename(content)
-            event("documented gap: a covered entry's blob changed after it was verified")
+        assert full == verdict(inc), (inc, full)
         event(f"verdict: {'ok' if full[3] is None else full[3][2]}")
         event(f"resumed: {inc.verified_from > 0}")
 
@@ -557,9 +573,8 @@ def apply(world: World, op: str, arg: int) -> None:
         if op == "truncate":
             (world.root / "head.json").unlink(missing_ok=True)
     elif op in ("delete-blob", "edit-blob"):
-        # Only entries the cache does not cover: the covered ones are the documented gap.
         targets = []
-        for line in lines[world.covered() :]:
+        for line in lines:
             with contextlib.suppress(orjson.JSONDecodeError, KeyError, TypeError):
                 if orjson.loads(line)["content"] is not None:
                     targets.append(orjson.loads(line)["content"])
@@ -588,13 +603,12 @@ def apply(world: World, op: str, arg: int) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(ops=st.lists(OPS, min_size=1, max_size=12))
-# The documented gap, reached without touching a blob: a verified entry is redacted
-# (its blob deleted), then the redaction is cut off.
+# A verified entry is redacted (its blob erased), then the redaction is cut off.
 @example(ops=[("add", 1), ("verify", 0), ("redact", 0), ("truncate", 1)])
 def test_incremental_equals_full(ops: list[tuple[str, int]]) -> None:
     """For random adds, verifies, checkpoints, redactions and tamperings (edited lines,
     truncations with or without head.json, re-signed rewrites, deleted or edited blobs of
-    entries the cache does not cover, torn tails), the incremental verdict (ok, size, root,
+    any entry, torn tails), the incremental verdict (ok, size, root,
     failure seq/step/reason) always equals the full verdict."""
     with tempfile.TemporaryDirectory() as tmp:
         world = World(Path(tmp))

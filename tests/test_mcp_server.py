@@ -3,44 +3,20 @@ real subprocess over stdio, and the MCP Inspector's CLI (npm) against the same s
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import subprocess
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.cli import SCRIPT, Cli
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from helpers.mcp_client import session as _session
+from helpers.mcp_client import text as _text
+from mcp import ClientSession
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECTOR = ROOT / "node_modules" / ".bin" / "mcp-inspector"
-
-Session = Callable[[ClientSession], Awaitable[Any]]
-
-
-def _params(cli: Cli, cwd: Path) -> StdioServerParameters:
-    env = {k: v for k, v in cli.env.items() if k in ("HOME", "PATH", "MEMORY_CHAIN_DIR")}
-    return StdioServerParameters(command=SCRIPT, args=["mcp"], env=env, cwd=str(cwd))
-
-
-def _session(cli: Cli, cwd: Path, body: Session) -> Any:
-    async def main() -> Any:
-        async with (
-            stdio_client(_params(cli, cwd)) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return await body(session)
-
-    return asyncio.run(asyncio.wait_for(main(), 60))
-
-
-def _text(result: Any) -> str:
-    return "".join(c.text for c in result.content if c.type == "text")
 
 
 @pytest.fixture

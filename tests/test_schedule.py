@@ -217,6 +217,21 @@ def test_maintenance_fails_on_a_tampered_chain(populated: Cli, env: dict[str, st
     assert record["ok"] is False
 
 
+def test_maintenance_fails_after_the_packs_are_deleted(populated: Cli, env: dict[str, str]) -> None:
+    """Issue 22: the weekly job passed with every content pack gone; it fails now, and its
+    summary of a passing run says what was checked."""
+    assert 0 == populated.run("job", "maintain", env=env).code
+    record = json.loads((populated.root / "jobs" / "maintain.json").read_text())
+    assert record["summary"]["verify"]["checked"].startswith("lines and signatures to seq ")
+    for pack in (populated.root / "content" / "packs").glob("*.pack"):
+        pack.unlink()
+    result = populated.run("job", "maintain", env=env)
+    assert 2 == result.code
+    assert "missing and was not redacted" in result.err
+    record = json.loads((populated.root / "jobs" / "maintain.json").read_text())
+    assert record["ok"] is False
+
+
 def test_maintenance_anchors_only_when_committed_entries_wait(
     anvil: Anvil, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -11,7 +11,14 @@ directory and this user remember:
 
 and it resumes from the verification cache (chain/verify/incremental.py) when the
 bytes it covered are unchanged, so a verify after k new entries checks k.
-A successful verify teaches the witness the largest stored checkpoint.
+The blobs of the entries it skips are vouched for by the content packs
+being unchanged since they were hashed (chain/verify/packs.py); when a pack
+changed, its records are read again and a blob lost or altered since is
+reported at its seq, as a full verify reports it. A successful verify
+teaches the witness the largest stored checkpoint.
+
+Verify only reads: it takes no lock and writes nothing in the data
+directory (its cache and the witness live in the user's state folder).
 """
 
 from __future__ import annotations
@@ -23,20 +30,30 @@ from pathlib import Path
 
 import blake3
 
+from ..content.store import ContentStore
 from ..format.canonical import b3
 from ..format.config import resolve_state_dir
 from ..format.entry import HASH_RE, MAX_LINE_BYTES
-from ..format.errors import ChainStateError, InputError, OperationalError
+from ..format.errors import ChainStateError, InputError, IntegrityError, OperationalError
 from ..format.progress import counted, track
 from ..log.checkpoint import Checkpoint, origin_of
 from ..log.checkpoint_store import latest_checkpoint, load_checkpoints
 from ..log.witness import Witness
 from ..store.head import Head, load_head
 from ..store.ledger import Ledger
-from ..verify.incremental import Verified, cache_path, load_verified, save_verified
+from ..verify.incremental import (
+    Verified,
+    cache_path,
+    clear_failure,
+    failure_path,
+    load_verified,
+    record_failure,
+    save_verified,
+)
 from ..verify.lines import ChainState, Failure, Report, verify_lines
+from ..verify.packs import Comparison, compare, rescan, snapshot
 
-__all__ = ["AUTO_PARALLEL_BYTES", "default_workers", "verify_ledger"]
+__all__ = ["AUTO_PARALLEL_BYTES", "default_workers", "require_verified", "verify_ledger"]
 
 #: Below this chain size, starting worker processes costs more than it saves.
 AUTO_PARALLEL_BYTES = 4 << 20
@@ -162,6 +179,11 @@ def verify_ledger(
         resumed_checked: set[str] = set()
         if incremental and from_seq == 0 and cache is not None:
             resumed = _resume(load_verified(cache), prefix, checkpoints, trusted_key, chain_id)
+        packs: Comparison | None = None
+        if resumed is not None:
+            packs = compare(ledger.store, resumed.packs)
+            if not packs.intact and not _recheck_content(ledger.store, resumed.state):
+                resumed = packs = None  # a blob was altered: a full verify reports it exactly
         if resumed is not None:
             state, start, checked = resumed.state, resumed.offset, set(resumed.checked)
             resumed_checked = set(checked)
@@ -174,23 +196,92 @@ def verify_ledger(
                 state.add_checkpoint(cp)
         report = _run(ledger, state, start, end, from_seq, workers)
         if resumed is not None:
-            report = replace(report, verified_from=resumed_at)
+            report = replace(
+                report, verified_from=resumed_at, content_from=resumed_at, resumed=True
+            )
         report = _local_pins(report, head, pinned, from_seq)
+        if genesis_id is not None:
+            _remember_verdict(failure_path(state_dir, genesis_id), report, trusted_key, chain_id)
         if report.ok and cache is not None and report.chain_id == genesis_id and from_seq == 0:
             checked.update(b3(cp.text) for cp in checkpoints if cp.size <= report.size)
             covered = end - report.torn_tail
             state.trusted_key = state.pinned_chain_id = None
+            # After the lines: every blob a verified line names was written before it.
+            seen = snapshot(ledger.store, packs)
             unchanged = resumed is not None and (
-                resumed.offset == covered and checked == resumed_checked
+                resumed.offset == covered and checked == resumed_checked and seen == resumed.packs
             )
             if not unchanged:  # nothing new: skip rewriting megabytes of cache
-                save_verified(cache, Verified(covered, prefix.digest_to(covered), state, checked))
+                save_verified(
+                    cache, Verified(covered, prefix.digest_to(covered), state, checked, seen)
+                )
             largest = max(checkpoints, key=lambda cp: cp.size, default=None)
             if largest is not None and largest.size <= report.size:
                 witness.record(largest)
     finally:
         prefix.close()
     return report
+
+
+def require_verified(ledger: Ledger) -> Report:
+    """Verify incrementally before a write; IntegrityError when the chain does not verify.
+
+    The doors that write on an agent's behalf (the Memory facade, hence MCP,
+    and curation's commits) call it, so that nothing is signed on top of a
+    chain edited since the last verify. The failure is also recorded, so
+    that every writer refuses until a verify passes again.
+    """
+    report = verify_ledger(ledger, incremental=True)
+    f = report.failure
+    if f is not None:
+        raise IntegrityError(
+            f"the chain does not verify at seq {f.seq} ({f.reason}): refusing to append "
+            "to a broken chain",
+            reason=f.reason,
+            seq=f.seq,
+            hint="run `memory-chain verify`; restore chain.jsonl and content/ from a backup "
+            "or an export; nothing was written",
+        )
+    return report
+
+
+def _remember_verdict(
+    path: Path, report: Report, trusted_key: str | None, chain_id: str | None
+) -> None:
+    """Leave the failure for writers to see (ledger.py refuses to append); a pass clears it.
+
+    A failure that comes from the caller's own pins (a trusted key or chain
+    id given for this run) says nothing about the chain itself.
+    """
+    if report.ok:
+        if report.verified_from == 0 or report.resumed:
+            clear_failure(path)
+    elif report.failure is not None:
+        pinned = trusted_key is not None or chain_id is not None
+        if not (pinned and report.failure.reason in _PIN_REASONS):
+            record_failure(path, report.failure)
+
+
+#: Failures a pin given for one run causes (they are not recorded for writers).
+_PIN_REASONS = frozenset({"untrusted-key", "chain-id-mismatch"})
+
+
+def _recheck_content(store: ContentStore, state: ChainState) -> bool:
+    """Read every record again for the entries verified before (a pack changed since).
+
+    False when a blob an entry needs is stored only as altered bytes (the
+    caller then verifies in full, which reports it at its seq). A blob no
+    longer stored anywhere is marked missing in ``state``: a redaction among
+    the new entries may account for it, else step 12 reports it.
+    """
+    sound, altered = rescan(store)
+    for seq, digest in state.blobs_kept():
+        if digest in sound:
+            continue
+        if digest in altered:
+            return False
+        state.pending[seq] = "b3:" + digest.hex()
+    return True
 
 
 def _genesis_id(chain: Path) -> str | None:

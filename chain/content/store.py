@@ -59,6 +59,7 @@ class Record:
     digest: bytes
     size: int
     live: bool
+    sound: bool = True  # False: live, framed, but its bytes no longer hash to its digest
 
 
 def _valid(
@@ -84,12 +85,15 @@ def _valid(
     return Record(pack, at, digest, size, state == LIVE)
 
 
-def scan_pack(data: bytes, pack: int = -1) -> Iterator[Record]:
-    """Every sound record of a pack's bytes, in order.
+def scan_pack(data: bytes, pack: int = -1, *, altered: bool = False) -> Iterator[Record]:
+    """Every sound record of a pack's bytes, in order (FORMAT.md 6.1).
 
     Bytes that are not a sound record (a torn write a crash left behind)
     are skipped: the scan looks for the next offset where a record parses
-    and, if live, hashes to its digest.
+    and, if live, hashes to its digest. With ``altered``, a live record
+    whose framing is whole but whose bytes no longer hash to its digest is
+    yielded too (``sound`` False), and the scan goes on from the next byte,
+    as it would over junk. A file without the magic holds no record.
     """
     if not data.startswith(PACK_MAGIC):
         return
@@ -97,11 +101,15 @@ def scan_pack(data: bytes, pack: int = -1) -> Iterator[Record]:
     view = memoryview(data)
     while at < len(data):
         rec = _valid(view, at, pack)
-        if rec is None:
-            at += 1
+        if rec is not None:
+            yield rec
+            at += HEAD + rec.size + TAIL
             continue
-        yield rec
-        at += HEAD + rec.size + TAIL
+        if altered and data[at] == LIVE:
+            framed = _valid(view, at, pack, hashed=False)
+            if framed is not None:
+                yield Record(pack, at, framed.digest, framed.size, True, False)
+        at += 1
 
 
 def _digest(content_hash: str) -> bytes:
@@ -136,15 +144,23 @@ class ContentStore:
             self._active = None
         self._window = (-1, 0, b"")
 
-    def _pack_path(self, pack: int) -> str:
+    def pack_path(self, pack: int) -> str:
         return f"{self.packs}/{pack:08d}.pack"
 
     def _fd(self, pack: int) -> int | None:
+        """A read descriptor of pack ``pack``, or None when it is missing or not a pack.
+
+        A file that does not start with the magic is not a pack (FORMAT.md
+        6.1): none of its bytes are read, through the hints or by a scan.
+        """
         fd = self._fds.get(pack)
         if fd is None:
             try:
-                fd = os.open(self._pack_path(pack), os.O_RDONLY)
-            except FileNotFoundError:
+                fd = os.open(self.pack_path(pack), os.O_RDONLY)
+            except (FileNotFoundError, IsADirectoryError):
+                return None
+            if os.pread(fd, len(PACK_MAGIC), 0) != PACK_MAGIC:
+                os.close(fd)
                 return None
             self._fds[pack] = fd
         return fd
@@ -203,9 +219,10 @@ class ContentStore:
         if pack >= 0:
             # Blobs are mostly read in the order they were written; the first
             # record of the next pack follows the last one of a full pack.
+            # Only a sound copy ends the search: another may be sound (6.1).
             for at in ((pack, offset), (pack + 1, len(PACK_MAGIC))):
                 hit = self._record_at(*at, digest)
-                if hit is not None and hit[0].live:
+                if hit is not None and hit[0].live and blake3(hit[1]).digest() == digest:
                     return [hit]
         return self._all_records(digest)
 
@@ -279,13 +296,17 @@ class ContentStore:
         return sorted(int(m.group(1)) for n in names if (m := _PACK_RE.fullmatch(n)))
 
     def pack_bytes(self, pack: int) -> bytes:
-        with open(self._pack_path(pack), "rb") as f:
+        with open(self.pack_path(pack), "rb") as f:
             return f.read()
 
-    def records(self) -> Iterator[Record]:
-        """Every sound record of every pack, in order."""
+    def records(self, *, altered: bool = False) -> Iterator[Record]:
+        """Every sound record of every pack, in order (``altered``: see scan_pack)."""
         for pack in self.pack_numbers():
-            yield from scan_pack(self.pack_bytes(pack), pack)
+            try:
+                data = self.pack_bytes(pack)
+            except (FileNotFoundError, IsADirectoryError):
+                continue
+            yield from scan_pack(data, pack, altered=altered)
 
     def loose_blobs(self) -> list[str]:
         """Content hashes of the blobs stored one file each (the layout before packs)."""
@@ -328,11 +349,15 @@ class ContentStore:
         return len(seen), sum(seen.values())
 
     def _rescan(self) -> None:
-        """Read every pack once and write the hints that are missing (a crash can lose them)."""
+        """Read every pack once and write the hints that are missing (a crash can lose them).
+
+        Altered records get hints too, so that the verifier finds them as it
+        does through the hints: deleting the hints changes no verdict (6.2).
+        """
         self._scanned = True
         self._shards.clear()
         missing: dict[int, list[bytes]] = {}
-        for rec in self.records():
+        for rec in self.records(altered=True):
             hinted = self._shard(rec.digest[0])
             hint = HINT.pack(rec.digest, rec.pack, rec.offset)
             at = hinted.find(hint)
@@ -372,7 +397,7 @@ class ContentStore:
         numbers = self.pack_numbers()
         if numbers:
             last = numbers[-1]
-            fd = os.open(self._pack_path(last), os.O_RDWR | os.O_APPEND)
+            fd = os.open(self.pack_path(last), os.O_RDWR | os.O_APPEND)
             if self._appendable(fd):
                 self._active = (last, fd)
                 return self._active
@@ -382,7 +407,7 @@ class ContentStore:
             os.makedirs(self.packs, exist_ok=True)
             self._new_dir = True
         fd = os.open(
-            self._pack_path(number), os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644
+            self.pack_path(number), os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644
         )
         write_all(fd, PACK_MAGIC)
         self._new_pack = True
@@ -393,10 +418,10 @@ class ContentStore:
     def _appendable(fd: int) -> bool:
         """The pack ends with a sound record (or is just its magic) and is below the limit."""
         size = os.fstat(fd).st_size
-        if size >= PACK_LIMIT or size < len(PACK_MAGIC):
+        if size >= PACK_LIMIT or os.pread(fd, len(PACK_MAGIC), 0) != PACK_MAGIC:
             return False
         if size == len(PACK_MAGIC):
-            return os.pread(fd, len(PACK_MAGIC), 0) == PACK_MAGIC
+            return True
         (n,) = struct.unpack(">I", os.pread(fd, TAIL, size - TAIL).rjust(TAIL, b"\0"))
         start = size - (HEAD + n + TAIL)
         if start < len(PACK_MAGIC):
@@ -491,7 +516,7 @@ class ContentStore:
         for rec, _ in self._all_records(digest):
             if not rec.live:
                 continue
-            fd = os.open(self._pack_path(rec.pack), os.O_WRONLY)
+            fd = os.open(self.pack_path(rec.pack), os.O_WRONLY)
             try:
                 blank = b"E" + digest + struct.pack(">I", rec.size) + bytes(rec.size)
                 os.pwrite(fd, blank, rec.offset)

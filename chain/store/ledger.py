@@ -60,6 +60,7 @@ from ..format.keys import (
 from ..format.newentry import NewEntry, check_secrets
 from ..log.merkle import BLAKE3
 from ..log.witness import Witness
+from ..verify.incremental import failure_path, load_failure
 from .head import Head, recover, save_head
 from .journal import append_batch, roll_forward
 from .keyfiles import finish_rotation
@@ -138,15 +139,19 @@ class Ledger:
         self._thread_lock = threading.RLock()
         self._head: Head | None = None  # the head this object saved last
         self._witness: Witness | None = None
-        if self.store.has_loose() and os.access(self.layout.root, os.W_OK):
-            self._migrate_content()
+        self._loose_checked = False  # the write path looked for blobs of the old layout
+
+    def migrate(self) -> None:
+        """Move blobs of the layout before packs into a pack now (FORMAT.md 6.4).
+
+        The first write does it anyway; a reader never does (loose blobs are
+        read as they are), so that verify and search write nothing.
+        """
+        with self.locked():
+            pass
 
     def _migrate_content(self) -> None:
-        """Move blobs of the layout before packs into a pack (FORMAT.md 6.4), once.
-
-        Needs the writer's lock, so only a directory this process can write
-        is migrated; another is read as it is (loose blobs are still read).
-        """
+        """Under the writer's lock: move loose blobs into a pack, once per Ledger."""
         from ..content.migrate import migrate_loose
 
         def order() -> Iterator[str]:
@@ -158,7 +163,8 @@ class Ledger:
                 if isinstance(content, str) and HASH_RE.fullmatch(content):
                     yield content
 
-        with self.locked():
+        self._loose_checked = True
+        if self.store.has_loose():
             migrate_loose(self.store, order())
 
     # -- creation -------------------------------------------------------
@@ -311,6 +317,9 @@ class Ledger:
                 roll_forward(self.layout, fd)
                 head = recover(self.layout, fd, known=self._head)
                 self._check_witness(head)
+                self._check_verdict(head)
+                if not self._loose_checked:
+                    self._migrate_content()
                 self._head = None  # until this write completes
                 finish_rotation(self, head)
                 yield fd, head
@@ -350,6 +359,25 @@ class Ledger:
                 reason="rewritten",
                 seq=head.size - 1,
                 hint="run `memory-chain verify`; nothing was written",
+            )
+
+    def _check_verdict(self, head: Head) -> None:
+        """Refuse to extend a chain the last verify found broken (one stat).
+
+        verify_ledger records a failure in the user's state folder and
+        clears it when a verify passes again (chain/verify/incremental.py).
+        """
+        if head.chain_id is None:
+            return
+        failure = load_failure(failure_path(resolve_state_dir(), head.chain_id))
+        if failure is not None:
+            raise IntegrityError(
+                f"the last verify of this chain failed at seq {failure.seq} "
+                f"({failure.reason}): refusing to append to a broken chain",
+                reason=failure.reason,
+                seq=failure.seq,
+                hint="run `memory-chain verify`; restore chain.jsonl and content/ from a "
+                "backup or an export; nothing was written",
             )
 
     def close(self) -> None:

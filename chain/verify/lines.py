@@ -360,6 +360,13 @@ class ChainState:
                     return failure
         return None
 
+    def blobs_kept(self) -> Iterator[tuple[int, bytes]]:
+        """(seq, content digest) of every entry so far whose blob must be stored (not redacted)."""
+        flags, digests = self.flags, self.digests
+        for seq in range(self.size):
+            if flags[seq] & _CONTENT and not flags[seq] & _REDACTED:
+                yield seq, bytes(digests[32 * seq : 32 * seq + 32])
+
     def add_checkpoint(self, cp: Checkpoint) -> None:
         """Check the chain against ``cp`` when it reaches cp.size (step 13)."""
         self.checkpoints.setdefault(cp.size, []).append(cp)
@@ -507,6 +514,53 @@ class Report:
     torn_tail: int  # bytes of an unterminated last line (0 if none)
     verified_from: int = 0
     root: bytes | None = None  # the Merkle root of the verified entries (when ok)
+    # Blobs of entries from this seq on were hashed in this run; None: no blob was read.
+    content_from: int | None = None
+    # True: the entries before verified_from were verified by an earlier run
+    # and found unchanged (their lines by the hash of the chain's first bytes,
+    # their blobs in pack bytes unchanged since they were hashed).
+    resumed: bool = False
+
+    def checked(self) -> str:
+        """What this verdict rests on, in one clause (verify, doctor, jobs, session start).
+
+        "lines and signatures to seq N" (every entry's framing, fields, link,
+        key and signature; those of an earlier verify by their unchanged
+        bytes), then the content: "present and hashed to seq N" when every
+        blob was hashed in this run or sits in pack bytes unchanged since it
+        was, else what was left out.
+        """
+        last = self.size - 1
+        if self.size == 0:
+            return "nothing checked: no entries"
+        lines = f"lines and signatures to seq {last}"
+        if self.verified_from and not self.resumed:
+            lines = f"lines and signatures from seq {self.verified_from} to seq {last}"
+        start = self.content_from
+        if start is None:
+            return f"{lines}; content not checked"
+        if start == 0:
+            return f"{lines}; content present and hashed to seq {last}"
+        if self.resumed:
+            if start >= self.size:
+                return (
+                    f"{lines}; content present and hashed to seq {last} "
+                    "(packs unchanged since the last verify)"
+                )
+            return (
+                f"{lines}; content present and hashed to seq {last} "
+                f"(from seq {start} in this run, earlier blobs in packs unchanged since)"
+            )
+        return f"{lines}; content hashed from seq {start} to seq {last}, earlier not checked"
+
+    def level(self) -> str:
+        """checked() in a few words, for the session-start line."""
+        last = self.size - 1
+        if self.content_from is None:
+            return f"lines and signatures to seq {last}; content not checked"
+        if self.content_from == 0 or self.resumed:
+            return f"lines, signatures and content to seq {last}"
+        return f"lines, signatures and content from seq {self.content_from} to seq {last}"
 
     def as_dict(self) -> dict[str, Any]:
         """What `verify --json` prints of it."""
@@ -518,6 +572,9 @@ class Report:
             "chain_id": self.chain_id,
             "key": self.key,
             "verified_from": self.verified_from,
+            "content_from": self.content_from,
+            "resumed": self.resumed,
+            "checked": self.checked() if self.ok else None,
             "root": self.root.hex() if self.root is not None else None,
             "torn_tail_bytes": self.torn_tail,
             "failure": None
@@ -554,15 +611,17 @@ def verify_lines(
         for result in check_chunk(chunk, seen, from_seq, blobs):
             failure = state.apply(result)
             if failure is not None:
-                return report_of(state, state.finish(failure), 0, from_seq)
+                return report_of(state, state.finish(failure), 0, from_seq, blobs is not None)
         seen += len(chunk)
         if tail is not None:
             torn = len(tail)
-    return report_of(state, state.finish(), torn, from_seq)
+    return report_of(state, state.finish(), torn, from_seq, blobs is not None)
 
 
-def report_of(state: ChainState, failure: Failure | None, torn: int, from_seq: int) -> Report:
-    """The Report for ``state`` with its final ``failure`` (or None)."""
+def report_of(
+    state: ChainState, failure: Failure | None, torn: int, from_seq: int, content: bool
+) -> Report:
+    """The Report for ``state`` with its final ``failure`` (or None); ``content``: blobs read."""
     return Report(
         ok=failure is None,
         size=state.size,
@@ -573,4 +632,5 @@ def report_of(state: ChainState, failure: Failure | None, torn: int, from_seq: i
         torn_tail=torn,
         verified_from=from_seq,
         root=state.frontier.root() if failure is None else None,
+        content_from=from_seq if content else None,
     )

@@ -334,7 +334,7 @@ def verify_parallel(
             failure = apply_head()
     if failure is not None:
         torn = 0
-    return report_of(state, state.finish(failure), torn, from_seq)
+    return report_of(state, state.finish(failure), torn, from_seq, blobs is not None)
 
 
 def _ready(done: Future[Packed] | list[LineResult]) -> bool:
