@@ -538,6 +538,17 @@ class Builder:
         raw("archive: not a tar", b"hello, world\n" * 100)
         raw("archive: empty", b"")
         raw("archive: damaged gzip", gz.read_bytes()[:200])
+        # Issue 22: each of these verified ok before revision 6 (16.1).
+        zipped = gz.read_bytes()
+        raw("gzip: CRC-32 changed", _flip(zipped, len(zipped) - 8))
+        raw("gzip: length (ISIZE) changed", _flip(zipped, len(zipped) - 4))
+        raw("gzip: trailer missing", zipped[:-8])
+        raw("gzip: bytes after the trailer", zipped + b"trailing garbage")
+        raw("gzip: a second member after the first", zipped + zipped)
+        second = _header_offsets(data)[1]
+        raw("tar: damaged header after the first member", _flip(data, second + 148))
+        raw("tar: a non-zero byte after the end-of-archive block", _flip(data, len(data) - 5))
+        raw("tar: cut after chain.jsonl's data, no end block", data[: _data_end(data)])
         raw(
             "partial: proof.json edited (no longer its manifest hash)",
             _tar_edit(pdata, b'"checkpoint_size": 12', b'"checkpoint_size": 11'),
@@ -738,6 +749,32 @@ def _foreign_checkpoint(d: Path) -> None:
     for note in (d / "checkpoints").glob("*.note"):
         note.unlink()
     (d / "checkpoints" / "00000000000000000008.note").write_bytes(cp.text)
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    """``data`` with the low bit of byte ``at`` flipped."""
+    b = bytearray(data)
+    b[at] ^= 0x01
+    return bytes(b)
+
+
+def _header_offsets(data: bytes) -> list[int]:
+    """Where each member's header starts in a tar file (read by the standard library)."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        return [m.offset for m in tf.getmembers()]
+
+
+def _data_end(data: bytes) -> int:
+    """Where the last member's data (padded to a block) ends: the end-of-archive block."""
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        last = tf.getmembers()[-1]
+    return last.offset_data + -(-last.size // 512) * 512
 
 
 def _tar_edit(data: bytes, old: bytes, new: bytes) -> bytes:

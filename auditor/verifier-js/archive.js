@@ -360,7 +360,10 @@ export async function verifyArchive(bytes, { trustedKey = null, chainId = null, 
     const chainBytes = tar.data(member);
     const pins = { trustedKey, chainId, onProgress };
     result = c.manifest.complete ? checkWhole(c, chainBytes, pins) : checkRange(c, chainBytes, pins);
-    if (result.failure === null && tar.next() !== null) throw new Bad("unexpected-member", "a member follows chain.jsonl");
+    if (result.failure === null) {
+      if (tar.next() !== null) throw new Bad("unexpected-member", "a member follows chain.jsonl");
+      tar.checkEnd();
+    }
   } catch (err) {
     if (err instanceof Bad) result = { state: null, failure: err.failure };
     else if (err instanceof TarError) result = { state: null, failure: new Failure(0, STEP_ARCHIVE, "bad-archive", `the archive is damaged or not a tar file: ${err.message}`) };

@@ -1,9 +1,11 @@
 // Reading a POSIX tar stream (optionally gzip) as FORMAT.md 16.1 writes
-// it, with the reading rules of the reference's reader: a header that is
-// not one (zeros, a bad checksum, too short) ends the archive after the
-// first member and is a damaged archive at the first; PAX "x" records and
-// GNU long names apply to the member after them; data cut short is
-// damage.
+// it, with the reading rules of 16.1 (revision 6): a block of zeros where a
+// header is expected ends the archive, and every byte after it must be
+// zero; any other block that is not a header (a bad checksum or number
+// field, cut short, or no block at all) is a damaged archive; PAX "x"
+// records and GNU long names apply to the member after them; data cut
+// short is damage. A gzip stream is one member whose CRC-32 and length
+// match, with nothing after it.
 
 export class TarError extends Error {}
 
@@ -56,13 +58,38 @@ function parsePax(data) {
   return out;
 }
 
+let crcTable = null;
+
+function crc32(bytes) {
+  if (crcTable === null) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) crc = crcTable[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
 export async function gunzip(bytes) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  let out;
   try {
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    out = new Uint8Array(await new Response(stream).arrayBuffer());
   } catch (err) {
     throw new TarError(`the gzip stream is damaged: ${err.message}`);
   }
+  // One member and nothing after it: the file's last 8 bytes are the
+  // trailer of the whole output (CRC-32, then the length mod 2^32, little-endian).
+  const n = bytes.length;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, n);
+  if (n < 18 || view.getUint32(n - 8, true) !== crc32(out) || view.getUint32(n - 4, true) !== out.length % 2 ** 32) {
+    throw new TarError("the gzip stream is not one whole member with nothing after it");
+  }
+  return out;
 }
 
 // Members one by one: {name, type, size, data()} where data() throws
@@ -76,13 +103,21 @@ export class TarReader {
 
   header() {
     const h = this.bytes.subarray(this.offset, this.offset + BLOCK);
-    const bad = h.length < BLOCK || h.every((b) => b === 0) || !checksumOk(h);
-    if (bad) {
-      if (this.first) throw new TarError(h.length === 0 ? "the file is empty" : "the file is not a tar archive");
-      return null;
+    if (this.first && (h.length < BLOCK || !checksumOk(h))) {
+      throw new TarError(h.length === 0 ? "the file is empty" : "the file is not a tar archive");
     }
+    if (h.length === BLOCK && h.every((b) => b === 0)) return null; // the end of the archive
+    if (h.length === 0) throw new TarError("the tar stream ends without an end-of-archive block");
+    if (h.length < BLOCK || !checksumOk(h)) throw new TarError(`a damaged tar header at byte ${this.offset}`);
     this.offset += BLOCK;
     return h;
+  }
+
+  // After the end-of-archive block: every byte left must be zero.
+  checkEnd() {
+    if (!this.bytes.subarray(this.offset).every((b) => b === 0)) {
+      throw new TarError("non-zero bytes follow the end of the tar archive");
+    }
   }
 
   next() {
@@ -92,10 +127,7 @@ export class TarReader {
     for (;;) {
       const type = String.fromCharCode(h[156]);
       const size = nti(h.subarray(124, 136));
-      if (size === null) {
-        if (this.first) throw new TarError("bad size field");
-        return null;
-      }
+      if (size === null) throw new TarError(`a damaged tar header at byte ${this.offset - BLOCK}: bad size field`);
       if (type !== "x" && type !== "g" && type !== "L") {
         this.first = false;
         let name = nts(h.subarray(0, 100));

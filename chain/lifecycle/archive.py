@@ -41,9 +41,10 @@ from __future__ import annotations
 import os
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final, Self
 
 import orjson
 
@@ -68,9 +69,12 @@ __all__ = [
     "STEP_ARCHIVE",
     "ArchiveReport",
     "Bad",
+    "GzipMember",
     "Limits",
     "Manifest",
     "Sink",
+    "StrictHeader",
+    "drain_tar",
     "parse_manifest",
 ]
 
@@ -126,6 +130,98 @@ class Bad(Exception):
 
 
 # -- reading ----------------------------------------------------------------
+
+#: Compressed bytes read at a time, and the most decompressed bytes one step makes.
+_CHUNK: Final = 1 << 16
+
+
+class GzipMember:
+    """A file-like reader of exactly one gzip member (FORMAT.md 16.1), nothing after it.
+
+    zlib checks the member's CRC-32 and length (ISIZE) when it reaches the
+    trailer; a stream that ends before the trailer, or any byte after it,
+    raises Bad. Decompression is bounded per step (no bomb fills memory).
+    """
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self._f = f
+        self._d = zlib.decompressobj(wbits=31)  # gzip wrapper: header, CRC-32, ISIZE
+        self._buf = bytearray()
+        self._done = False  # the trailer was read and checked, or a step failed
+
+    def _step(self) -> None:
+        try:
+            self._inflate()
+        except BaseException:
+            self._done = True  # the error that stopped it is the one reported
+            raise
+
+    def _inflate(self) -> None:
+        data = self._d.unconsumed_tail or self._f.read(_CHUNK)
+        if not data:
+            raise Bad("bad-archive", "the gzip stream ends before its trailer (cut short)")
+        self._buf += self._d.decompress(data, _CHUNK)
+        if self._d.eof:
+            self._done = True
+            if self._d.unused_data or self._f.read(1):
+                raise Bad("bad-archive", "bytes follow the end of the gzip stream")
+
+    def read(self, n: int = -1) -> bytes:
+        while not self._done and (n < 0 or len(self._buf) < n):
+            self._step()
+        if n < 0 or n >= len(self._buf):
+            out = bytes(self._buf)
+            self._buf.clear()
+        else:
+            out = bytes(self._buf[:n])
+            del self._buf[:n]
+        return out
+
+    def finish(self) -> None:
+        """Read to the trailer, checking it (the tar reader may stop before it)."""
+        while not self._done:
+            self._step()
+            self._buf.clear()
+
+
+class StrictHeader(tarfile.TarInfo):
+    """A tar header read as FORMAT.md 16.1 says: a zero block ends the archive, damage is damage.
+
+    Python's reader takes a damaged header after the first member (a bad
+    checksum, a bad number, a block cut short, no block at all) for the end
+    of the archive; here each is Bad("bad-archive").
+    """
+
+    @classmethod
+    def fromtarfile(cls, tf: tarfile.TarFile) -> Self:
+        try:
+            return super().fromtarfile(tf)
+        except _EOFHeader:
+            raise  # a block of zeros: the end of the archive
+        except _EmptyHeader:
+            raise Bad(
+                "bad-archive", "the tar stream ends without an end-of-archive block"
+            ) from None
+        except _HeaderError as exc:
+            raise Bad("bad-archive", f"a damaged tar header at byte {tf.offset}: {exc}") from None
+
+
+# Not in typeshed's tarfile: its reader's own header errors.
+_EOFHeader: type[Exception] = tarfile.__dict__["EOFHeaderError"]
+_EmptyHeader: type[Exception] = tarfile.__dict__["EmptyHeaderError"]
+_HeaderError: type[Exception] = tarfile.HeaderError
+
+
+def drain_tar(tf: tarfile.TarFile) -> None:
+    """After the end-of-archive block: every byte left in the tar stream is zero (16.1)."""
+    stream = tf.fileobj
+    assert stream is not None
+    while True:
+        block = stream.read(_CHUNK)
+        if not block:
+            return
+        if block.count(0) != len(block):
+            raise Bad("bad-archive", "non-zero bytes follow the end of the tar archive")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import blake3
 import orjson
@@ -48,10 +48,13 @@ from .archive import (
     STEP_PROOF,
     ArchiveReport,
     Bad,
+    GzipMember,
     Limits,
     Manifest,
     Sink,
+    StrictHeader,
     admit_member,
+    drain_tar,
     parse_manifest,
     read_member,
 )
@@ -179,8 +182,19 @@ def _check_open(
 ) -> ArchiveReport:
     gz = f.read(2) == b"\x1f\x8b"
     f.seek(0)
-    with tarfile.open(fileobj=f, mode="r|gz" if gz else "r|") as tf:
-        return _walk(tf, trusted_key, chain_id, sink, limits, c)
+    stream = GzipMember(f) if gz else f
+    try:
+        reader = cast("IO[bytes]", stream)  # a stream reader needs only read()
+        with tarfile.open(fileobj=reader, mode="r|", tarinfo=StrictHeader) as tf:
+            report = _walk(tf, trusted_key, chain_id, sink, limits, c)
+            if report.ok:
+                drain_tar(tf)
+    finally:
+        # A damaged gzip stream is bad-archive whatever the lines say (16.5):
+        # read it to its trailer even when the walk stopped early.
+        if isinstance(stream, GzipMember):
+            stream.finish()
+    return report
 
 
 def _walk(
