@@ -43,7 +43,7 @@ from memory_chain.workspace.ops import NewMemory, check_text, merge_in
 from memory_chain.workspace.scopes import Scope, Workspace
 
 from . import state as pointers
-from .capture import STORE_FROM, target
+from .capture import CANDIDATE_FROM, STORE_FROM, target
 from .chaindoor import ChainDoor
 from .daily import CANDIDATES, CAPTURED, DailyItem, daily_files, items
 from .detector import CHAIN_TYPES, REPEATED
@@ -150,6 +150,8 @@ def curate(
     """Curate the last ``days`` days of daily files (see the module's docstring)."""
     if days < 1:
         raise InputError(f"--days must be at least 1, not {days}")
+    if not CANDIDATE_FROM < threshold <= 1.0:  # a confidence: 7 promotes nothing, silently
+        raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
     today = (now or datetime.now()).date()
     report = CurationReport(days, dry_run=dry_run)
     user = workspace.scopes["user"]

@@ -67,6 +67,9 @@ def export(
     """
     from memory_chain.chain.lifecycle.archive_export import export_archive
 
+    from .output import output_target
+
+    output_target(file)  # the checks every output gets (export itself never overwrites)
     s = export_archive(
         open_ledger(), file, content=not no_content, from_seq=from_seq, to_seq=to_seq
     )

@@ -109,19 +109,6 @@ def read_input_file(path: str) -> bytes:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def write_output(path: str | None, data: bytes) -> None:
-    """Write to ``path`` (atomically), or to stdout when None or "-"."""
-    if path is None or path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    from pathlib import Path
-
-    from memory_chain.chain.format.fsutil import replace_file
-
-    replace_file(Path(path).resolve(), data)
-
-
 # -- the markdown workspace (ws, files, remember, context, capture, curate) --
 
 SCOPE_NAMES = ("user", "project", "local")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .common import CONTEXT_SETTINGS, dir_option, emit_json, json_option, open_ledger
+from .output import force_option, output_target
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -81,29 +82,24 @@ def rotate(key_mode: str | None, as_json: bool) -> None:
 
 
 @keys.command("export-public", context_settings=CONTEXT_SETTINGS)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    help="Write to this file instead of stdout.",
-)
+@click.option("-o", "--output", metavar="FILE", help="Write to this file instead of stdout.")
+@force_option
 @dir_option
 @json_option
-def export_public(output: str | None, as_json: bool) -> None:
+def export_public(output: str | None, force: bool, as_json: bool) -> None:
     """Print the current public key, which auditors can pin with `verify --trusted-key`.
 
     \b
     Example:
         memory-chain keys export-public -o agent.pub
     """
+    target = output_target(output, force=force) if output else None
     info = _key_info()
     if as_json:
         emit_json({"key": info["key"], "chain_id": info["chain_id"]})
         return
-    if output:
-        with open(output, "w", encoding="ascii") as f:
-            f.write(f"{info['key']}\n")
+    if target is not None and target.path is not None:
+        target.write(f"{info['key']}\n".encode("ascii"))
         click.echo(f"wrote {output}")
     else:
         click.echo(info["key"])

@@ -15,8 +15,8 @@ from .common import (
     open_ledger,
     read_input_file,
     trusted_key_arg,
-    write_output,
 )
+from .output import force_option, output_target
 
 if TYPE_CHECKING:
     from memory_chain.anchor.audit import Finding
@@ -72,6 +72,7 @@ def checkpoint(as_json: bool) -> None:
     help="Write a self-verifying HTML page holding the bundle (opens in any browser).",
 )
 @click.option("-o", "--output", metavar="FILE", help="Write the bundle here (default: stdout).")
+@force_option
 @click.option(
     "--checkpoint",
     "against",
@@ -80,7 +81,12 @@ def checkpoint(as_json: bool) -> None:
 )
 @dir_option
 def prove(
-    seq: int, with_content: bool, as_html: bool, output: str | None, against: str | None
+    seq: int,
+    with_content: bool,
+    as_html: bool,
+    output: str | None,
+    force: bool,
+    against: str | None,
 ) -> None:
     """Write a proof bundle for entry SEQ that an auditor verifies offline.
 
@@ -99,6 +105,7 @@ def prove(
     """
     from memory_chain.chain.audit.proofs import prove_entry
 
+    target = output_target(output, force=force)  # before a checkpoint may be made
     ledger = open_ledger()
     cp = _checkpoint_arg(ledger, against) if against is not None else None
     bundle = prove_entry(ledger, seq, with_content=with_content, checkpoint=cp)
@@ -106,14 +113,15 @@ def prove(
         from memory_chain.auditor import page
 
         bundle = page(bundle, name=f"entry {seq}")
-    write_output(output, bundle)
-    if output not in (None, "-"):
+    target.write(bundle)
+    if target.path is not None:
         click.echo(f"wrote {output}", err=True)
 
 
 @click.command("verify-page", context_settings=CONTEXT_SETTINGS)
 @click.option("-o", "--output", metavar="FILE", help="Write the page here (default: stdout).")
-def verify_page(output: str | None) -> None:
+@force_option
+def verify_page(output: str | None, force: bool) -> None:
     """Write the auditor's page alone: drop a proof or an export archive on it.
 
     One static HTML file with the verifier inside (nothing is fetched): it
@@ -126,8 +134,9 @@ def verify_page(output: str | None) -> None:
     """
     from memory_chain.auditor import page
 
-    write_output(output, page())
-    if output not in (None, "-"):
+    target = output_target(output, force=force)
+    target.write(page())
+    if target.path is not None:
         click.echo(f"wrote {output}", err=True)
 
 
@@ -305,9 +314,10 @@ def _verify_consistency_file(file: str, data: bytes, key: str | None, as_json: b
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option("-o", "--output", metavar="FILE", help="Also write the proof file here.")
+@force_option
 @dir_option
 @json_option
-def consistency(old: str, new: str, output: str | None, as_json: bool) -> None:
+def consistency(old: str, new: str, output: str | None, force: bool, as_json: bool) -> None:
     """Prove and check that checkpoint NEW extends checkpoint OLD.
 
     OLD and NEW are checkpoint files, or tree sizes of checkpoints stored
@@ -321,10 +331,11 @@ def consistency(old: str, new: str, output: str | None, as_json: bool) -> None:
     """
     from memory_chain.chain.audit.proofs import prove_consistency
 
+    target = output_target(output, force=force) if output is not None else None
     ledger = open_ledger()
     c = prove_consistency(ledger, _checkpoint_arg(ledger, old), _checkpoint_arg(ledger, new))
-    if output is not None:
-        write_output(output, c.to_json())
+    if target is not None:
+        target.write(c.to_json())
     if as_json:
         emit_json(
             {

@@ -66,13 +66,14 @@ def schedule_install(
         memory-chain schedule install --transcripts ~/.claude/projects
         memory-chain schedule install --cron --anchor base-sepolia
     """
+    from memory_chain.chain.format.errors import InputError
     from memory_chain.integrations import schedule as sched
     from memory_chain.integrations.claude_code import program
 
     if transcripts is not None and not transcripts.expanduser().is_dir():
-        from memory_chain.chain.format.errors import InputError
-
         raise InputError(f"no such folder: {transcripts}")
+    if anchor_network is not None:
+        _check_network(anchor_network)
     p = sched.plan(
         program(_dir_for_command()), transcripts=transcripts, buffer=buffer, anchor=anchor_network
     )
@@ -185,3 +186,19 @@ def job(
         emit_json(result.as_dict())
     else:
         click.echo(f"{name}: ok {result.summary}")
+
+
+def _check_network(name: str) -> None:
+    """--anchor must name a network `anchor` knows (built in, or in config.json)."""
+    from memory_chain.anchor.networks import network_names
+    from memory_chain.chain.format.config import Config, Layout
+    from memory_chain.chain.format.errors import InputError, OperationalError
+
+    try:
+        names = network_names(Config.load(Layout(data_dir())))
+    except OperationalError:  # no data directory yet: the built-in networks
+        from memory_chain.anchor.networks import BUILT_IN
+
+        names = sorted(BUILT_IN)
+    if name not in names:
+        raise InputError(f"unknown network {name!r}", hint=f"one of: {', '.join(names)}")

@@ -102,7 +102,26 @@ def plan(
         commands["capture"] = [*prog, "job", "capture", *extra]
     commands["curate"] = [*prog, "job", "curate"]
     commands["maintain"] = [*prog, "job", "maintain", *(["--anchor", anchor] if anchor else [])]
+    for argv in commands.values():
+        for word in argv:
+            _check_word(word)
     return Plan(commands, skipped)
+
+
+def _check_word(word: str) -> None:
+    """A word bound for a unit file or a crontab line: no control character can be quoted there.
+
+    A newline would end the ExecStart= line (the rest becomes a directive
+    of the unit) or the crontab entry; systemd and cron quote nothing else
+    that could, and what remains is quoted for each (_exec, crontab_block).
+    """
+    bad = next((c for c in word if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        raise InputError(
+            f"{word!r} holds a control character ({bad!r}): it cannot be written into a "
+            "unit file or a crontab",
+            hint="rename the folder, or give another path; nothing was written",
+        )
 
 
 # -- systemd ---------------------------------------------------------------------
@@ -201,7 +220,9 @@ def crontab_block(p: Plan) -> str:
     lines = [BEGIN, "CRON_TZ=UTC"]
     for job, argv in p.commands.items():
         lines.append(f"# {DESCRIPTIONS[job]}")
-        lines.append(f"{CRON[job]} {shlex.join(argv)} >/dev/null 2>&1")
+        # cron turns an unescaped % into a newline (the rest is the job's stdin).
+        command = shlex.join(argv).replace("%", "\\%")
+        lines.append(f"{CRON[job]} {command} >/dev/null 2>&1")
     lines.append(END)
     return "\n".join(lines) + "\n"
 

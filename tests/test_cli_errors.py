@@ -19,6 +19,7 @@ from helpers.cli import (
     PASSPHRASE,
     Cli,
     assert_rejected,
+    file_bytes,
     jsonl,
     listing,
     stored_blob,
@@ -27,12 +28,14 @@ from helpers.cli import (
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Cli:
-    """One raw chain (genesis, a committed and a relationship entry) for the rejection tests."""
+    """One raw chain (genesis, a committed entry, a redacted one, the redaction) for the
+    rejection tests."""
     tmp = tmp_path_factory.mktemp("shared")
     c = Cli(tmp / "data", tmp / "home")
     c.ok("init", "--name", "shared")
     c.ok("add", "a permanent decision", "--type", "decision", "--tier", "committed")
     c.ok("add", "an ordinary memory")
+    c.ok("redact", "2", "--reason", "its content must go")
     return c
 
 
@@ -123,16 +126,76 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
         b"",
     ),
     "job-unknown": (("job", "defrag"), b""),
+    # Issue 22, "files the CLI writes": every -o refuses the data directory, special files,
+    # links and existing files (without --force), before any work. {data} is the data
+    # directory, {ws} the user workspace, {tmp} a scratch folder holding "existing" (a
+    # regular file), "fifo" (a FIFO) and "link" (a symbolic link to "existing").
+    "export-public-over-the-signing-key": (
+        ("keys", "export-public", "-o", "{data}/agent.key"),
+        b"",
+    ),
+    "verify-page-over-the-chain": (("verify-page", "-o", "{data}/chain.jsonl"), b""),
+    "prove-over-the-chain": (("prove", "1", "-o", "{data}/chain.jsonl"), b""),
+    "prove-into-the-data-directory": (("prove", "1", "-o", "{data}/new.proof.json"), b""),
+    "consistency-into-the-data-directory": (
+        ("consistency", "1", "2", "-o", "{data}/c.json"),
+        b"",
+    ),
+    "export-into-the-data-directory": (("export", "{data}/backup.tar"), b""),
+    "verify-page-over-memory-md": (("verify-page", "-o", "{ws}/MEMORY.md"), b""),
+    "prove-html-over-a-fifo": (("prove", "1", "--html", "-o", "{tmp}/fifo"), b""),
+    "prove-over-a-symlink": (("prove", "1", "-o", "{tmp}/link"), b""),
+    "prove-over-an-existing-file": (("prove", "1", "-o", "{tmp}/existing"), b""),
+    "export-public-over-an-existing-file": (
+        ("keys", "export-public", "-o", "{tmp}/existing"),
+        b"",
+    ),
+    "prove-into-a-missing-folder": (("prove", "1", "-o", "/nonexistent/p.json"), b""),
+    "prove-content-of-a-redacted-entry": (("prove", "2", "--content", "-o", "{tmp}/r.json"), b""),
+    # Values bound for a unit file, a crontab or a setting are checked for that format.
+    "schedule-transcripts-with-a-newline": (
+        ("schedule", "install", "--systemd", "--print", "--transcripts", "{tmp}/evil\nExec=x"),
+        b"",
+    ),
+    "schedule-unknown-anchor-network": (
+        ("schedule", "install", "--cron", "--print", "--anchor", "nonet"),
+        b"",
+    ),
+    "curate-threshold-above-one": (("curate", "--threshold", "7"), b""),
 }
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """{tmp} of the table: an existing regular file, a FIFO, a symbolic link, and a folder
+    with a newline in its name."""
+    tmp = tmp_path_factory.mktemp("outputs")
+    (tmp / "existing").write_bytes(b"a file the user keeps\n")
+    os.mkfifo(tmp / "fifo")
+    (tmp / "link").symlink_to(tmp / "existing")
+    (tmp / "evil\nExec=x").mkdir()  # a folder whose name would end a unit file's line
+    return tmp
+
+
+def _fill(arg: str | bytes, shared: Cli, scratch: Path) -> str | bytes:
+    if isinstance(arg, bytes):
+        return arg
+    ws = shared.root / "workspace"
+    for name, value in (("{data}", shared.root), ("{ws}", ws), ("{tmp}", scratch)):
+        arg = arg.replace(name, str(value))
+    return arg
+
+
 @pytest.mark.parametrize("case", sorted(REJECTED))
-def test_bad_input_is_rejected(shared: Cli, case: str) -> None:
-    """Each bad input exits 2 with one `error:` line and leaves chain.jsonl byte-identical."""
+def test_bad_input_is_rejected(shared: Cli, scratch: Path, case: str) -> None:
+    """Each bad input exits 2 with one `error:` line and leaves chain.jsonl, every other file
+    of the data directory (the index cache aside) and the scratch files byte-identical."""
     args, stdin = REJECTED[case]
-    before = listing(shared.root)
+    args = tuple(_fill(a, shared, scratch) for a in args)
+    before = (file_bytes(shared.root), file_bytes(scratch))
     assert_rejected(shared, *args, stdin=stdin)
-    assert before == listing(shared.root)
+    assert before == (file_bytes(shared.root), file_bytes(scratch))
+    assert (scratch / "fifo").is_fifo() and (scratch / "link").is_symlink()
 
 
 def test_wrong_passphrase(cli: Cli) -> None:

@@ -252,3 +252,15 @@ def test_maintenance_anchors_only_when_committed_entries_wait(
     third = json.loads(anvil_ok(cli, "job", "maintain", "--anchor", "anvil", "--json").out)
     assert 1 == third["summary"]["anchor"]["committed_since_last"]
     assert third["summary"]["anchor"]["tx"] != first["summary"]["anchor"]["tx"]
+
+
+def test_a_percent_sign_is_escaped_in_the_crontab(tmp_path: Path) -> None:
+    """cron turns an unescaped % into a newline (the rest of the line becomes stdin): a folder
+    named with one is written as \\% (issue 22: every value is quoted for its format)."""
+    from memory_chain.integrations.schedule import crontab_block, plan
+
+    folder = tmp_path / "100%done"
+    folder.mkdir()
+    block = crontab_block(plan(["memory-chain"], transcripts=folder))
+    line = next(x for x in block.splitlines() if "job capture" in x)
+    assert "100\\%done" in line and "100%done" not in line.replace("\\%", "")

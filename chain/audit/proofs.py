@@ -102,6 +102,8 @@ def prove_entry(
                 f"no entry with seq {seq} (the chain has {head.size})",
                 hint="`memory-chain log` lists the entries",
             )
+        if with_content:  # a proof that cannot be made leaves no checkpoint behind
+            _content_of(ledger, seq, ledger.entry(seq).get("content"))
         from .checkpointing import checkpoint as make
 
         cp = make(ledger).checkpoint
@@ -114,12 +116,7 @@ def prove_entry(
     entry_line = tree.lines[seq]
     content = None
     if with_content:
-        entry = orjson.loads(entry_line)
-        if entry["content"] is None:
-            raise InputError(f"entry {seq} has no content")
-        content = ledger.store.get(entry["content"])
-        if content is None:
-            raise InputError(f"the content of entry {seq} was redacted (its blob is gone)")
+        content = _content_of(ledger, seq, orjson.loads(entry_line)["content"])
 
     def proved(s: int, line: bytes) -> ProvedLine:
         return ProvedLine(line, inclusion_proof(BLAKE3, tree.leaves, s))
@@ -144,6 +141,16 @@ def prove_entry(
             hint="run `memory-chain verify`",
         ) from None
     return data
+
+
+def _content_of(ledger: Ledger, seq: int, content_hash: str | None) -> bytes:
+    """The blob of entry ``seq`` for a bundle, or InputError when there is none."""
+    if content_hash is None:
+        raise InputError(f"entry {seq} has no content")
+    content = ledger.store.get(content_hash)
+    if content is None:
+        raise InputError(f"the content of entry {seq} was redacted (its blob is gone)")
+    return content
 
 
 def _genesis_key(tree: _Tree) -> str:

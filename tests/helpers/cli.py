@@ -198,6 +198,20 @@ def listing(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+def file_bytes(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (None for a folder, or the index cache).
+
+    memory.db is a cache any reader may bring up to date; every other file
+    is compared byte for byte.
+    """
+    return {
+        str(p.relative_to(root)): (
+            p.read_bytes() if p.is_file() and not p.name.startswith("memory.db") else None
+        )
+        for p in sorted(root.rglob("*"))
+    }
+
+
 # -- add --batch input ---------------------------------------------------------
 
 BATCH = [
