@@ -31,7 +31,9 @@ Formats (specs/WORKSPACE.md section 12):
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.fsutil import read_bounded
 
 __all__ = [
     "FORMATS",
@@ -56,6 +59,8 @@ __all__ = [
 FORMATS: Final = ("claude", "turns", "buffer", "openclaw")
 #: A line longer than this is skipped unparsed ("too-large"): a huge tool output.
 MAX_RECORD_BYTES: Final = 1 << 20
+#: Bytes of a transcript one read takes; the lines after them are read by the next capture.
+MAX_WINDOW_BYTES: Final = 64 << 20
 #: The part of a long text block the detector looks at.
 MAX_TEXT_CHARS: Final = 8000
 #: The part of a tool result it looks at (its error line is near the top).
@@ -103,18 +108,33 @@ class Batch:
         }
 
 
-def read_bytes_from(path: Path, offset: int, limit: int = -1) -> bytes:
-    """The bytes of ``path`` from ``offset`` on (a clear error if it cannot be read)."""
+def read_bytes_from(path: Path, offset: int, limit: int | None = None) -> bytes:
+    """At most ``limit`` (default: a window) bytes of ``path`` from ``offset`` on.
+
+    Only a regular file is read (a FIFO, a device such as /dev/zero or a
+    socket is refused before a byte is read; opening does not wait for a
+    FIFO's writer), and in chunks, so a hook's time limit fires during it.
+    """
     try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            return f.read(limit)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise InputError(f"no such transcript: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"the transcript is a directory: {path}") from None
     except OSError as exc:
         raise InputError(f"cannot read the transcript {path}: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"the transcript is a directory: {path}")
+        if not stat.S_ISREG(mode):
+            raise InputError(
+                f"the transcript is not a regular file (a FIFO, device or socket): {path}"
+            )
+        os.lseek(fd, offset, os.SEEK_SET)
+        return read_bounded(fd, MAX_WINDOW_BYTES if limit is None else limit, window=True)
+    except OSError as exc:
+        raise InputError(f"cannot read the transcript {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 def detect_format(path: Path, head: bytes) -> str:
@@ -157,7 +177,13 @@ def read(
         fmt = detect_format(path, head)
     batch = Batch(format=fmt, start=offset, end=offset)
     complete = data.rfind(b"\n") + 1
-    batch.partial = complete < len(data)
+    full = len(data) == MAX_WINDOW_BYTES  # more may follow: the next capture reads it
+    if complete == 0 and full:
+        # One line longer than a window: passed over window by window, never stuck on.
+        batch.skipped["too-large"] += 1
+        batch.end = offset + len(data)
+        return batch
+    batch.partial = complete < len(data) and not full
     body = data[:complete]
     batch.end = offset + complete
     if fmt == "buffer":

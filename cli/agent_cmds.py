@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
+from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option, read_stdin
 
 AGENTS = ("claude-code", "openclaw")
 
@@ -304,7 +304,7 @@ def tool_memory(
 
     from memory_chain.integrations.api import Memory
 
-    raw = sys.stdin.buffer.read()
+    raw = read_stdin()
     try:
         command = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from .common import (
     emit_json,
     json_option,
     open_workspace,
+    read_stdin,
     workspace_options,
 )
 
@@ -36,7 +36,7 @@ def _hook_payload() -> dict[str, Any]:
 
     from memory_chain.chain.format.errors import InputError
 
-    raw = sys.stdin.buffer.read()
+    raw = read_stdin()
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

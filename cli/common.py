@@ -96,17 +96,37 @@ def trusted_key_arg(value: str | None) -> str | None:
     return key
 
 
-def read_input_file(path: str) -> bytes:
-    """The bytes of a file the user named ("-" is stdin), or a one-line error."""
-    from memory_chain.chain.format.errors import InputError
+#: The most bytes read from a file or stdin the user gives (a proof, a checkpoint, a
+#: memory-tool command); a stream that goes on (/dev/zero) is cut off there.
+MAX_INPUT_BYTES = 256 << 20
 
-    if path == "-":
-        return sys.stdin.buffer.read()
+
+def read_stdin(limit: int = MAX_INPUT_BYTES) -> bytes:
+    """All of stdin, at most ``limit`` bytes (else a one-line error)."""
+    return read_input_file("-", limit)
+
+
+def read_input_file(path: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a file the user named ("-" is stdin), at most ``limit``, or a one-line error."""
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.format.fsutil import TooLarge, read_bounded
+
+    shown = "stdin" if path == "-" else path
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        fd = sys.stdin.buffer if path == "-" else os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return read_bounded(fd, limit)
+    except TooLarge:
+        raise InputError(
+            f"{shown} holds more than {limit >> 20} MiB: refusing to read it"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {shown}: {exc.strerror}") from None
+    finally:
+        if isinstance(fd, int):
+            os.close(fd)
 
 
 # -- the markdown workspace (ws, files, remember, context, capture, curate) --

@@ -29,10 +29,12 @@ def hook(event: str) -> None:
         echo '{"hook_event_name": "SessionStart", "source": "startup"}' \\
             | memory-chain hook SessionStart
     """
-    from memory_chain.integrations.hooks import run_safely
+    from memory_chain.integrations.hooks import read_input, run_safely
 
-    raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
-    out, failure = run_safely(event, raw, data_dir())
+    if sys.stdin is None or sys.stdin.isatty():
+        out, failure = run_safely(event, b"", data_dir())
+    else:
+        out, failure = run_safely(event, lambda: read_input(sys.stdin.buffer), data_dir())
     if out:
         sys.stdout.write(out)
         sys.stdout.flush()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from .common import (
     CONTEXT_SETTINGS,
+    MAX_INPUT_BYTES,
     arg_bytes,
     data_dir,
     dir_option,
@@ -16,6 +16,8 @@ from .common import (
     json_option,
     open_ledger,
     passphrase_source,
+    read_input_file,
+    read_stdin,
 )
 
 # Copies of chain.entry's enums: importing chain here would slow --help (a test keeps
@@ -87,8 +89,12 @@ def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
     return meta
 
 
-def _stdin() -> bytes:
-    return sys.stdin.buffer.read()
+#: A batch file can be large (a million memories is about 400 MB); a stream is still bounded.
+MAX_BATCH_BYTES = 4 << 30
+
+
+def _stdin(limit: int = MAX_INPUT_BYTES) -> bytes:
+    return read_stdin(limit)
 
 
 def _read_source(text: str) -> bytes:
@@ -224,7 +230,7 @@ def add(
     if batch is not None:
         if text is not None:
             raise InputError("give TEXT or --batch, not both")
-        source_bytes = _stdin() if batch == "-" else _read_file(batch)
+        source_bytes = _stdin(MAX_BATCH_BYTES) if batch == "-" else _read_file(batch)
         items = _batch_items(source_bytes)
         if allow_secret:
             _warn_secrets(items)
@@ -290,13 +296,7 @@ def _warn_secrets(items: list[Any]) -> None:
 
 
 def _read_file(path: str) -> bytes:
-    from memory_chain.chain.format.errors import InputError
-
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    return read_input_file(path, MAX_BATCH_BYTES)
 
 
 def _preview(view: Any, width: int = 72) -> str:

@@ -18,6 +18,7 @@ from .common import (
     emit_json,
     json_option,
     open_workspace,
+    read_stdin,
     scope_option,
     workspace_options,
 )
@@ -431,7 +432,7 @@ def _tool(request: dict[str, Any], as_json: bool) -> None:
 
 def _text_arg(value: str) -> str:
     if value == "-":
-        return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        return read_stdin().decode("utf-8", "surrogateescape")
     return value
 
 
@@ -596,7 +597,7 @@ def files_call(request: str) -> None:
     """
     from memory_chain.workspace.tools import call
 
-    raw = sys.stdin.buffer.read() if request == "-" else request
+    raw = read_stdin() if request == "-" else request
     reply = call(open_workspace(), raw)
     emit_json(reply)
     if reply.get("ok") is False or reply.get("is_error") is True:

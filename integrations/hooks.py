@@ -29,10 +29,10 @@ from __future__ import annotations
 import os
 import re
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from memory_chain.capture.gate import MAY_REMEMBER
 
@@ -335,11 +335,33 @@ def log_failure(data_dir: Path, event: str, message: str) -> None:
         append_line(data_dir, LOG_NAME, f"{utc_now()} {event} {message}")
 
 
-def run_safely(event: str, raw: bytes, data_dir: Path) -> tuple[str, str | None]:
-    """(stdout text, the failure's one line or None): never raises, never blocks long."""
+#: The most bytes of hook input read from stdin (a payload is a few KB).
+MAX_INPUT_BYTES: Final = 16 << 20
+
+
+def read_input(stream: BinaryIO) -> bytes:
+    """The hook's JSON from ``stream`` (stdin), bounded in bytes, read in chunks (the deadline
+    holds between them)."""
+    from memory_chain.chain.format.fsutil import TooLarge, read_bounded
+
+    try:
+        return read_bounded(stream, MAX_INPUT_BYTES)
+    except TooLarge:
+        raise HookInputError(f"the input is over {MAX_INPUT_BYTES >> 20} MiB") from None
+
+
+def run_safely(
+    event: str, raw: bytes | Callable[[], bytes], data_dir: Path
+) -> tuple[str, str | None]:
+    """(stdout text, the failure's one line or None): never raises, never blocks long.
+
+    ``raw`` is the input, or a function that reads it: then the time limit
+    holds while it reads (a stdin that never ends stops the hook in time).
+    """
     try:
         with _deadline(_limit(event)):
-            return run(event, raw, data_dir), None
+            data = raw() if callable(raw) else raw
+            return run(event, data, data_dir), None
     except BaseException as exc:  # a hook never breaks the agent
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         message = " ".join(f"{type(exc).__name__}: {message}".split())

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from memory_chain.index.sync import estimate_tokens, write_transaction
 
-from .markdown import Document, decode
+from .markdown import Document, child_text, decode, shown
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of
 
@@ -65,8 +65,14 @@ def file_problem(data: bytes) -> str | None:
     return None
 
 
+#: Kinds of file whose sub-lines, numbered items and table rows are indexed too. Not the
+#: daily files: capture writes quoted evidence under a line there, never an instruction.
+_WHOLE: Final = frozenset({"memory", "topic", "fact", "episode"})
+
+
 def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[Any, ...]]:
     rows = []
+    whole = kind in _WHOLE
     for e in doc.entries():
         meta = e.meta
         rows.append(
@@ -75,19 +81,51 @@ def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[A
                 str(scope.root),
                 scope.name,
                 kind,
-                e.section,
+                shown(e.section),
                 e.line,
-                e.text,
+                shown(e.text),
                 int(e.stale),
                 int(meta.untrusted),
                 meta.seq,
-                meta.get("added"),
-                meta.get("confirmed"),
-                meta.get("src"),
+                _shown(meta.get("added")),
+                _shown(meta.get("confirmed")),
+                _shown(meta.get("src")),
                 estimate_tokens(e.text),
             )
         )
+        if whole:
+            # A person's sub-bullets: their own rows, as trusted as the entry above them.
+            for k, child in enumerate(e.children, start=e.line + 1):
+                text = child_text(child)
+                if text and not text.startswith("<!--"):
+                    rows.append(_row(scope, kind, path, e.section, k, text, int(meta.untrusted)))
+    if whole:
+        for item in doc.items:
+            rows.append(_row(scope, kind, path, item.section, item.line, item.text, 0))
+    rows.sort(key=lambda r: r[5])  # file order
     return rows
+
+
+def _row(
+    scope: Scope, kind: str, path: Path, section: str, line: int, text: str, untrusted: int
+) -> tuple[Any, ...]:
+    """An index row for a line that is not an entry: no metadata, never a chain entry."""
+    return (
+        str(path),
+        str(scope.root),
+        scope.name,
+        kind,
+        shown(section),
+        line,
+        shown(text),
+        0,
+        untrusted,
+        None,
+        None,
+        None,
+        None,
+        estimate_tokens(text),
+    )
 
 
 def _drop(conn: sqlite3.Connection, path: str) -> None:
@@ -107,7 +145,7 @@ def _index_file(
     _drop(conn, key)
     text = decode(data[:MAX_INDEXED_BYTES])
     doc = Document.parse(data) if len(data) <= MAX_INDEXED_BYTES else Document([])
-    summary = summary_of(text[:8192]) or make_summary(text[:8192])
+    summary = shown(summary_of(text[:8192]) or make_summary(text[:8192]))
     conn.execute(
         "INSERT INTO ws_files (path, root, scope, kind, size, mtime_ns, ctime_ns, ino, hash, "
         "summary, lines, problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -139,6 +177,10 @@ def _index_file(
             "SELECT id, text, section FROM ws_entries WHERE path = ?",
             (key,),
         )
+
+
+def _shown(value: str | None) -> str | None:
+    return None if value is None else shown(value)
 
 
 def _hash(data: bytes) -> str:

@@ -64,6 +64,10 @@ _HEADING2: Final = re.compile(r" {0,3}##(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES: Final = re.compile(r"[ \t]+#+$")
 _BULLET: Final = re.compile(r"([-*+])([ \t]+)(.*)$")
 _FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
+_NUMBERED: Final = re.compile(r" {0,3}[0-9]{1,9}[.)][ \t]+(\S.*?)[ \t]*$")
+_TABLE_ROW: Final = re.compile(r" {0,3}\|(.*)\|[ \t]*$")
+_TABLE_RULE: Final = re.compile(r"[ \t]*:?-+:?[ \t]*")
+_CHILD_MARK: Final = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])?[ \t]*")
 _META_TOKEN: Final = re.compile(r"([a-z][a-z0-9_-]*)=(\S*)")
 #: First characters a heading, fence or bullet line can start with.
 _STRUCTURE: Final = frozenset(" #`~-*+")
@@ -76,6 +80,18 @@ def decode(data: bytes) -> str:
 
 def encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
+
+
+def shown(text: str) -> str:
+    """``text`` fit to store in the index or show: each undecodable byte becomes U+FFFD.
+
+    decode() keeps a byte that is not UTF-8 as a lone surrogate, so that a
+    file is written back byte for byte; SQLite, JSON and a terminal take
+    only real text.
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def split_lines(text: str) -> list[str]:
@@ -212,6 +228,25 @@ def _entry_from(
     return Entry(start, end, section, rest, stale, comment, children)
 
 
+class Item(NamedTuple):
+    """A line a person wrote that says something but is not a bullet entry (index only)."""
+
+    line: int  # 1-based
+    section: str
+    text: str
+
+
+def _cells(body: str) -> list[str] | None:
+    m = _TABLE_ROW.match(body)
+    return None if m is None else [c.strip() for c in m.group(1).split("|")]
+
+
+def child_text(line: str) -> str:
+    """A sub-line of an entry as text: its indent and any bullet or number taken off."""
+    m = _CHILD_MARK.match(line)
+    return (line[m.end() :] if m is not None else line).strip()
+
+
 class Document:
     """A markdown memory file: its lines, and the sections and entries read off them."""
 
@@ -219,15 +254,35 @@ class Document:
         self.lines = lines
         self._sections: list[Section] = []
         self._preamble_entries: list[Entry] = []  # bullets before the first ## heading
+        self._items: list[Item] = []  # numbered items and table rows
         self._parsed = False
         #: Index of the first line that the last append_to_section inserted.
         self.inserted_at: int | None = None
+        self._open_fence: int | None = None
 
     @property
     def sections(self) -> list[Section]:
         if not self._parsed:
             self._parse()
         return self._sections
+
+    @property
+    def items(self) -> list[Item]:
+        """Numbered list items and table rows outside code (searched and injected, not edited).
+
+        A table's data row reads "header: cell; header: cell"; its header and
+        rule rows are not items.
+        """
+        if not self._parsed:
+            self._parse()
+        return self._items
+
+    @property
+    def open_fence(self) -> int | None:
+        """Index of the line opening a code fence that never closes (the rest is code), or None."""
+        if not self._parsed:
+            self._parse()
+        return self._open_fence
 
     @property
     def preamble_entries(self) -> list[Entry]:
@@ -262,12 +317,16 @@ class Document:
                 i += 1
                 continue
             if first not in _STRUCTURE:
+                if first.isdigit() or first == "|":
+                    i = self._item(i, current.title if current is not None else "")
+                    continue
                 i += 1  # plain text or a blank line: no heading, fence or bullet starts so
                 continue
             body = _body(line)
             fm = _FENCE.match(body) if first in " `~" else None
             if fm is not None:
                 fence = fm.group(1)
+                self._open_fence = i
                 i += 1
                 continue
             hm = _HEADING2.match(body) if first in " #" else None
@@ -298,6 +357,36 @@ class Document:
             i += 1
         if current is not None:
             current.end = n
+        if fence is None:
+            self._open_fence = None
+
+    def _item(self, i: int, section: str) -> int:
+        """Read the numbered item or the table at line ``i``; the index of the next line."""
+        lines = self.lines
+        body = _body(lines[i])
+        m = _NUMBERED.match(body)
+        if m is not None:
+            self._items.append(Item(i + 1, section, m.group(1)))
+            return i + 1
+        header = _cells(body)
+        if header is None:
+            return i + 1
+        j = i + 1
+        rule = _cells(_body(lines[j])) if j < len(lines) else None
+        if rule is not None and all(_TABLE_RULE.fullmatch(c) for c in rule):
+            j += 1
+        else:
+            header = []  # not a table with a header: each row is read as it is
+            j = i
+        while j < len(lines) and (row := _cells(_body(lines[j]))) is not None:
+            if header and len(header) == len(row):
+                text = "; ".join(f"{h}: {c}" for h, c in zip(header, row, strict=True) if c)
+            else:
+                text = " | ".join(c for c in row if c)
+            if text:
+                self._items.append(Item(j + 1, section, text))
+            j += 1
+        return j
 
     def section(self, title: str) -> Section | None:
         """The first section whose title matches ``title`` (case-insensitive)."""

@@ -191,7 +191,17 @@ def _run(
 
     def raw(current: bytes | None) -> bytes | None:
         start = encode(NEW_FILE_TITLE + "\n") if current is None else current
-        doc, outcome = change(Document.parse(start))
+        parsed = Document.parse(start)
+        if parsed.open_fence is not None:
+            # Everything after it is code to every reader: an entry written
+            # there would be in no listing, search or session start.
+            raise InputError(
+                f"{scope.memory_md}: line {parsed.open_fence + 1} opens a code fence that "
+                "never closes, so nothing after it is read as a memory",
+                hint="close the fence (a line of ``` or ~~~), then run this again; "
+                "nothing was written",
+            )
+        doc, outcome = change(parsed)
         box.clear()
         box.append(outcome)
         return None if doc is None else doc.render()

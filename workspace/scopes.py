@@ -152,7 +152,20 @@ def _md_files(folder: Path) -> list[Path]:
         names = sorted(e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [folder / n for n in names if n.endswith(".md") and not n.startswith(".")]
+    return [
+        folder / n
+        for n in names
+        if n.endswith(".md") and not n.startswith(".") and n.isprintable() and _utf8(n)
+    ]
+
+
+def _utf8(name: str) -> bool:
+    """False for a file name whose bytes are not UTF-8 (no index, JSON or terminal holds it)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Workspace:

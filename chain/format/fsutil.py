@@ -5,9 +5,17 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-__all__ = ["fsync_dir", "replace_file", "sync_filesystem", "write_all"]
+__all__ = ["TooLarge", "fsync_dir", "read_bounded", "replace_file", "sync_filesystem", "write_all"]
+
+#: Bytes one read call asks for: a stream is read in a Python loop of these, so that a
+#: signal (a hook's time limit) is handled between them, even on /dev/zero.
+READ_CHUNK = 1 << 20
+
+
+class TooLarge(Exception):
+    """A stream held more than the bytes its reader accepts."""
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -77,3 +85,27 @@ def replace_file(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = 
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def read_bounded(source: int | BinaryIO, limit: int, *, window: bool = False) -> bytes:
+    """Up to ``limit`` bytes from ``source`` (a descriptor or a binary stream), in chunks.
+
+    Signals (a hook's time limit) are handled between the chunks.
+
+    A stream longer than ``limit`` raises TooLarge, unless ``window``: then
+    its first ``limit`` bytes are the answer (a transcript's next window;
+    the rest is read by a later call).
+    """
+    want = limit if window else limit + 1
+    parts: list[bytes] = []
+    got = 0
+    while got < want:
+        ask = min(READ_CHUNK, want - got)
+        chunk = os.read(source, ask) if isinstance(source, int) else source.read(ask)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    if got > limit:
+        raise TooLarge(f"more than {limit} bytes")
+    return b"".join(parts)

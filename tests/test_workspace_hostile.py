@@ -1,0 +1,126 @@
+"""Issue 22, "Workspace and hooks": what a person writes into a markdown file, however odd,
+is read, and nothing an agent writes is lost in it.
+
+One test per finding: a non-UTF-8 byte in MEMORY.md, an unclosed code fence, and the
+sub-bullets, numbered items and table rows a person writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.cli import Cli
+
+from memory_chain.workspace.markdown import Document
+
+PAYLOADS = Path(__file__).parent / "fixtures" / "hook-payloads"
+
+
+@pytest.fixture
+def agent(populated: Cli, tmp_path: Path) -> tuple[Cli, Path]:
+    """A chain, a user MEMORY.md and a project one."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    populated.ok("remember", "Prefers short answers", "--section", "User Preferences")
+    populated.ok(
+        "remember", "Run the tests with pytest -q", "--scope", "project", "--project", str(project)
+    )
+    return populated, project
+
+
+def _session_start(cli: Cli, project: Path) -> str:
+    payload = json.loads((PAYLOADS / "SessionStart-1.json").read_text())
+    payload["cwd"] = str(project)
+    result = cli.run("hook", "SessionStart", stdin=json.dumps(payload).encode())
+    assert 0 == result.code, result.err
+    text: str = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_a_non_utf8_byte_in_memory_md(agent: tuple[Cli, Path]) -> None:
+    """One byte that is not UTF-8 in the user MEMORY.md: context and search exited 2 ("this is
+    a bug") and the session start had nothing from any scope. Now the line reads with U+FFFD,
+    every scope is injected, the file keeps its bytes, and verify --workspace names it."""
+    cli, project = agent
+    memory = cli.root / "workspace" / "MEMORY.md"
+    memory.write_bytes(memory.read_bytes() + b"- caf\xe9 au lait\n")
+    before = memory.read_bytes()
+    context = cli.run("context", "--project", str(project))
+    assert 0 == context.code, context.err
+    assert "caf\ufffd au lait" in context.out and "Run the tests with pytest -q" in context.out
+    found = cli.run("search", "lait", "--json")
+    assert 0 == found.code and "caf\ufffd au lait" == found.json()[0]["text"]
+    text = _session_start(cli, project)
+    assert "Prefers short answers" in text and "Run the tests with pytest -q" in text
+    assert memory.read_bytes() == before
+    check = cli.run("verify", "--workspace")
+    assert 1 == check.code and "not valid UTF-8" in check.out
+
+
+def test_an_unclosed_code_fence_refuses_writes(agent: tuple[Cli, Path]) -> None:
+    """`ws remember` said "added" into an unclosed fence (in no listing or context) and added a
+    duplicate on each repeat. Now it refuses, naming the line, and writes nothing."""
+    cli, _ = agent
+    memory = cli.root / "workspace" / "MEMORY.md"
+    memory.write_bytes(memory.read_bytes() + b"\n```sh\nmake deploy\n")
+    before = memory.read_bytes()
+    for _ in range(2):
+        refused = cli.run("ws", "remember", "Deploys need a green CI run")
+        assert 2 == refused.code
+        assert "line 6 opens a code fence that never closes" in refused.err
+        assert memory.read_bytes() == before
+    memory.write_bytes(before + b"```\n")
+    cli.ok("ws", "remember", "Deploys need a green CI run")
+    assert "Deploys need a green CI run" in cli.ok("context").out
+
+
+PERSON = """# Memory
+
+## Workflow
+- Deploy steps
+  - tag the release first
+  - then run make deploy
+    with the staging profile
+
+## Environments
+1. Build the images with make
+2) Push the tag
+
+| env | port |
+|---|:--:|
+| staging | 5433 |
+| prod | 5432 |
+
+| loose | row |
+"""
+
+
+def test_sub_bullets_numbered_items_and_table_rows_are_found(raw: Cli) -> None:
+    """A person's sub-bullets, numbered items and table rows were never searched or injected;
+    now each is, and the file is not rewritten."""
+    memory = raw.root / "workspace" / "MEMORY.md"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text(PERSON)
+    out = raw.ok("context").out
+    for line in (
+        "- tag the release first (user:5)",
+        "- with the staging profile (user:7)",
+        "- Build the images with make (user:10)",
+        "- Push the tag (user:11)",
+        "- env: staging; port: 5433 (user:15)",
+        "- env: prod; port: 5432 (user:16)",
+        "- loose | row (user:18)",
+    ):
+        assert line in out, out
+    hits = raw.ok("search", "staging port", "--json").json()
+    assert "env: staging; port: 5433" == hits[0]["text"]
+    assert raw.ok("search", "tag release", "--json").json()[0]["line"] == 5
+    assert memory.read_text() == PERSON
+
+
+def test_items_are_not_read_inside_code() -> None:
+    """Numbered lines and pipes inside a fenced block are code, not memories."""
+    doc = Document.parse(b"## Notes\n```\n1. not an item\n| a | b |\n```\n3. an item\n")
+    assert [(6, "Notes", "an item")] == [tuple(i) for i in doc.items]
