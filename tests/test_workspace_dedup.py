@@ -27,6 +27,12 @@ def test_same(a: str, b: str) -> None:
         ("Use pnpm, not npm", "Use npm, not pnpm"),
         ("Timezone: UTC", "Timezone: Europe/Paris"),
         ("Use tabs for indentation", "Do not use tabs for indentation"),
+        # Issue 22: a changed number is a changed fact, never a duplicate.
+        (
+            "The staging API token rotates every 30 days",
+            "The staging API token rotates every 90 days",
+        ),
+        ("Postgres runs on port 5432 on this laptop", "Postgres runs on port 5433 on this laptop"),
     ],
 )
 def test_contradicts(a: str, b: str) -> None:
@@ -36,14 +42,35 @@ def test_contradicts(a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Use pnpm, not npm", "Deploys go out on Tuesdays"), ("Timezone: UTC", "Editor: vim")],
+    [
+        ("Use pnpm, not npm", "Deploys go out on Tuesdays"),
+        ("Timezone: UTC", "Editor: vim"),
+        # Issue 22: one-letter names tell entries apart (both were "duplicate").
+        ("Team A uses pnpm", "Team B uses pnpm"),
+    ],
 )
 def test_unrelated(a: str, b: str) -> None:
     assert not same(a, b)
     assert not contradicts(a, b)
 
 
-_WORDS = ["use", "pnpm", "npm", "tabs", "spaces", "deploy", "tuesday", "tests", "main", "port"]
+_WORDS = [
+    "use",
+    "pnpm",
+    "npm",
+    "tabs",
+    "spaces",
+    "deploy",
+    "tuesday",
+    "tests",
+    "main",
+    "port",
+    "30",
+    "90",
+    "5433",
+    "A",
+    "B",
+]
 _TEXT = st.one_of(
     st.lists(st.sampled_from([*_WORDS, "not", "never", ",", "."]), min_size=1, max_size=7).map(
         lambda ws: " ".join(ws)

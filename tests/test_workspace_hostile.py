@@ -124,3 +124,41 @@ def test_items_are_not_read_inside_code() -> None:
     """Numbered lines and pipes inside a fenced block are code, not memories."""
     doc = Document.parse(b"## Notes\n```\n1. not an item\n| a | b |\n```\n3. an item\n")
     assert [(6, "Notes", "an item")] == [tuple(i) for i in doc.items]
+
+
+def test_one_letter_names_are_not_duplicates(raw: Cli) -> None:
+    """`remember "Team A uses pnpm"` then "Team B ..." answered duplicate (one-letter words
+    were ignored); both are kept now."""
+    raw.ok("remember", "Team A uses pnpm")
+    assert raw.ok("remember", "Team B uses pnpm").out.startswith("added: Team B uses pnpm")
+    texts = [
+        e.text
+        for e in Document.parse((raw.root / "workspace" / "MEMORY.md").read_bytes()).entries()
+    ]
+    assert ["Team A uses pnpm", "Team B uses pnpm"] == texts
+
+
+def test_a_changed_fact_supersedes_and_the_old_one_is_archived(raw: Cli) -> None:
+    """ "... every 30 days" then "... every 90 days" answered duplicate and kept 30; now 90
+    takes its place and 30 goes to the archive with its reason, nothing lost."""
+    raw.ok("remember", "The staging API token rotates every 30 days")
+    out = raw.ok("remember", "The staging API token rotates every 90 days").out
+    assert out.startswith("superseded: The staging API token rotates every 90 days")
+    memory = (raw.root / "workspace" / "MEMORY.md").read_text()
+    assert "every 90 days" in memory and "every 30 days" not in memory
+    (archive,) = (raw.root / "workspace" / "memory" / "archive").glob("*.md")
+    assert "every 30 days" in archive.read_text() and "the fact changed" in archive.read_text()
+
+
+def test_an_agent_never_replaces_a_persons_changed_fact(tmp_path: Path) -> None:
+    """The same change remembered by an agent (source auto) keeps the person's entry, adds its
+    own and reports the contradiction."""
+    from memory_chain.workspace.ops import remember
+    from memory_chain.workspace.scopes import Scope
+
+    scope = Scope("user", tmp_path / "ws")
+    remember(scope, "Postgres runs on port 5432 on this laptop")
+    out = remember(scope, "Postgres runs on port 5433 on this laptop", source="auto")
+    assert "added" == out.action and out.detail["contradicts"] == [4]
+    texts = [e.text for e in Document.parse(scope.memory_md.read_bytes()).entries()]
+    assert len(texts) == 2

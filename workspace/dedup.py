@@ -10,6 +10,14 @@ A keyword is a word of two or more letters or digits that is not a stop
 word, with a plural ``s`` taken off; it is *negated* when it follows a
 negation word (not, never, don't, avoid, ...) in the same clause (clauses
 end at , ; : . ! ? and dashes).
+
+Values tell apart texts whose words agree (issue 22): its **numbers** (the
+words holding a digit: 30, 5433, v2, 1.5) and its **names** (a single
+letter or digit standing alone, "Team A"; not "a" or "I", nor "A" as the
+first word). Two texts with other names are never the same (Team A, Team
+B). Two texts with the same names whose numbers differ are not the same
+but a changed fact, a contradiction ("rotates every 30 days" against
+"every 90 days"), when their other keywords overlap by SIMILAR or more.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from typing import Final, NamedTuple
 __all__ = [
     "SIMILAR",
     "Merger",
+    "changed_fact",
     "contradicts",
     "keywords",
     "normalize",
@@ -126,6 +135,8 @@ _CLAUSE: Final = re.compile(r"[,;:.!?]|\s-{1,2}\s|—|–")
 _WORD: Final = re.compile(r"[\w']+")
 _EMPHASIS: Final = re.compile(r"[*_`~]+")
 _KEY_VALUE: Final = re.compile(r"^([^:]{1,40}):\s+(\S.*)$")
+_NUMBER: Final = re.compile(r"[0-9](?:[\w.,/:-]*\w)?|\w*[0-9]\w*")
+_NAME: Final = re.compile(r"(?<![\w'.-])([A-Za-z0-9])(?![\w'-]|\.\w)")
 
 
 @lru_cache(maxsize=8192)
@@ -174,6 +185,22 @@ class Profile(NamedTuple):
     plain: frozenset[str]  # keywords alone
     key: str | None  # the normalised key of a "Key: value" text
     value: str | None
+    numbers: frozenset[str]  # words holding a digit, case-folded
+    names: frozenset[str]  # single letters or digits standing alone
+    core: frozenset[str]  # plain keywords that are not numbers
+
+
+def values(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(numbers, names) of ``text`` (see the module docstring)."""
+    flat = _EMPHASIS.sub("", text)
+    numbers = frozenset(m.group(0).casefold().rstrip(".,:") for m in _NUMBER.finditer(flat))
+    names = set()
+    for m in _NAME.finditer(flat):
+        c = m.group(1)
+        if c in "aI" or (c == "A" and not flat[: m.start()].strip()) or c.isdigit():
+            continue
+        names.add(c.casefold())
+    return numbers, frozenset(names)
 
 
 @lru_cache(maxsize=8192)
@@ -182,13 +209,27 @@ def profile(text: str) -> Profile:
     m = _KEY_VALUE.match(text.strip())
     key = normalize(m.group(1)) if m else None
     value = normalize(m.group(2)) if m else None
-    return Profile(normalize(text), kw, frozenset(w for w, _ in kw), key, value)
+    plain = frozenset(w for w, _ in kw)
+    numbers, names = values(text)
+    core = frozenset(w for w in plain if not any(ch.isdigit() for ch in w))
+    return Profile(normalize(text), kw, plain, key, value, numbers, names, core)
 
 
 def _same(a: Profile, b: Profile) -> bool:
     if a.norm == b.norm:
         return True
+    if a.numbers != b.numbers or a.names != b.names:
+        return False  # Team A / Team B; every 30 days / every 90 days
     return len(a.words) >= 2 and len(b.words) >= 2 and overlap(a.words, b.words) >= SIMILAR
+
+
+def _changed_number(a: Profile, b: Profile) -> bool:
+    """The same words about the same names, with other numbers: a fact that changed."""
+    if a.names != b.names or not a.numbers or not b.numbers or a.numbers == b.numbers:
+        return False
+    if len(a.core) < 2 or len(b.core) < 2 or overlap(a.core, b.core) < SIMILAR:
+        return False
+    return overlap(a.plain, b.plain) >= RELATED  # keeps Merger's prefix filter exact
 
 
 def _contradicts(a: Profile, b: Profile) -> bool:
@@ -200,7 +241,15 @@ def _contradicts(a: Profile, b: Profile) -> bool:
         return False
     if overlap(a.plain, b.plain) < RELATED:
         return False
+    if _changed_number(a, b):
+        return True
     return any((w, not neg) in b.words and (w, neg) not in b.words for w, neg in a.words)
+
+
+def changed_fact(new: str, old: str) -> bool:
+    """``new`` says what ``old`` says with other numbers (every 90 days, not 30)."""
+    a, b = profile(new), profile(old)
+    return a.norm != b.norm and _changed_number(a, b)
 
 
 def same(a: str, b: str) -> bool:

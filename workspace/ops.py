@@ -23,7 +23,7 @@ from typing import Any, Final
 from memory_chain.chain.format.errors import InputError
 from memory_chain.chain.format.secrets import check as check_secret
 
-from .dedup import Merger, normalize, relation
+from .dedup import Merger, changed_fact, normalize, relation
 from .files import edit, read_bytes
 from .markdown import SECTIONS, Document, Entry, Meta, encode, entry_lines
 from .scopes import Scope
@@ -264,12 +264,29 @@ def remember(
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
         clash = []
+        changed: list[Entry] = []
         for e in doc.entries():
             rel = relation(text, e.text)
             if rel == "same":
                 return None, Outcome("duplicate", scope.name, path, e.line, e.text, e.section)
             if rel == "contradicts":
                 clash.append(e.line)
+                if changed_fact(text, e.text):
+                    changed.append(e)
+        if len(changed) == 1 and (source == "manual" or changed[0].meta.get("src") in REPLACEABLE):
+            # A fact that changed (every 90 days, not 30): the new text takes the old one's
+            # place and the old lines go to the archive. An agent never replaces what a
+            # person wrote: then both stay and the contradiction is reported.
+            e = changed[0]
+            block = archive_block(
+                doc, e, action="superseded", reason="the fact changed", day=day, by=text
+            )
+            append_archive(scope, block, day)
+            lines = entry_lines(text, meta, children=kids, nl=doc.newline)
+            out = Outcome(
+                "superseded", scope.name, path, e.line, text, e.section, detail={"old": e.text}
+            )
+            return doc.replace(e.start, e.end, lines), out
         new = doc.append_to_section(section, entry_lines(text, meta, children=kids, nl=doc.newline))
         detail: dict[str, Any] = {"contradicts": clash} if clash else {}
         line = None if new.inserted_at is None else new.inserted_at + 1
