@@ -57,7 +57,7 @@ from .daily import (
 )
 from .detector import CHAIN_TYPES, Detection, Detector
 from .gate import MAY_REMEMBER
-from .transcripts import Batch, Turn, read
+from .transcripts import Batch, Turn, detect_format, read, read_bytes_from
 
 __all__ = [
     "CANDIDATE_FROM",
@@ -187,6 +187,17 @@ def capture(
         lean=True,
     )
     report.read = batch.as_dict()
+    if fmt != "auto" and not batch.turns and batch.lines:
+        # A wrong --format reads every line as junk: moving the read position past
+        # them would lose what they say (a "Remember that ..." among them).
+        found = detect_format(transcript, read_bytes_from(transcript, 0, 65536))
+        if found != fmt:
+            raise InputError(
+                f"{transcript} reads as a {found} transcript, not {fmt}: none of its "
+                f"{batch.lines} new lines is a {fmt} record",
+                hint="use --format auto (or the right format); nothing was captured and the "
+                "read position did not move",
+            )
 
     recent = _recent(daily_scope, now)
     earlier = [

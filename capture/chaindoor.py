@@ -61,7 +61,13 @@ class ChainDoor:
         """Add (text, type, meta) entries in one batch (one lock, one fsync); their seqs.
 
         A text already in the chain is not added again: its seq is returned.
+        A batch a killed curation left in the journal is rolled forward first,
+        so that its entries count as already in the chain (they were added
+        twice before).
         """
+        if texts:
+            self.ledger.recover()
+            self._known = None  # read the chain as it is now
         known = self._hashes()
         new: dict[str, NewEntry] = {}
         for text, type_, meta in texts:

@@ -39,6 +39,7 @@ from memory_chain.chain.format.errors import InputError
 from memory_chain.workspace.dedup import Merger, normalize
 from memory_chain.workspace.files import fsync_dir, locked, read_bytes
 from memory_chain.workspace.housekeeping import LINE_CAP, consolidate
+from memory_chain.workspace.markdown import shown
 from memory_chain.workspace.ops import NewMemory, check_text, merge_in
 from memory_chain.workspace.scopes import Scope, Workspace
 
@@ -62,6 +63,9 @@ class CurationReport:
     committed: list[dict[str, Any]] = field(default_factory=list)
     superseded: list[dict[str, Any]] = field(default_factory=list)
     kept: list[dict[str, Any]] = field(default_factory=list)  # not written, and why
+    # daily lines that cannot become an entry (an HTML comment, bytes that are not UTF-8,
+    # a secret), with where they are and why: left for a person, never fatal
+    skipped: list[dict[str, Any]] = field(default_factory=list)
     consolidated: list[dict[str, Any]] = field(default_factory=list)
     archived: list[dict[str, Any]] = field(default_factory=list)
     dry_run: bool = False
@@ -75,7 +79,7 @@ def _file_key(item: DailyItem) -> str:
 
 
 def _line_key(item: DailyItem) -> str:
-    raw = f"{item.category}\x00{normalize(item.text)}".encode()
+    raw = f"{item.category}\x00{normalize(item.text)}".encode("utf-8", "surrogateescape")
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
@@ -162,9 +166,21 @@ def curate(
         for s in workspace.in_order()
         for i in items(s, window_days, sections=(CAPTURED, CANDIDATES))
     ]
-    promos = _choose(workspace, window, done, threshold)
-    for p in promos:
-        check_text(p.item.text)  # before anything is written
+    promos = []
+    for p in _choose(workspace, window, done, threshold):
+        try:
+            check_text(p.item.text)  # before anything is written
+        except InputError as exc:
+            report.skipped.append(
+                {
+                    "text": shown(p.item.text),
+                    "from": shown(f"{p.item.scope.name}:{p.item.where}"),
+                    "path": shown(str(p.item.path)),
+                    "why": exc.message,
+                }
+            )
+            continue
+        promos.append(p)
     by_scope: dict[str, list[int]] = {}
     for n, p in enumerate(promos):
         by_scope.setdefault(p.scope.name, []).append(n)
@@ -263,7 +279,7 @@ def _report(
             report.kept.append({**info, "why": f"a person's entry wins: {action[5:]}"})
             continue
         if action == "duplicate":
-            report.kept.append({**info, "why": "already in MEMORY.md"})
+            report.kept.append({**info, "why": "already in MEMORY.md or a topic file"})
             continue
         if n in seqs or (planned and p.commit_as):
             report.committed.append({**info, "seq": seqs.get(n), "type": p.commit_as})

@@ -262,6 +262,8 @@ def curate(days: int, threshold: float, dry_run: bool, as_json: bool) -> None:
         click.echo(f"  superseded an automatic entry with: {d['text']}")
     for d in report.kept:
         click.echo(f"  = {d['text']} ({d['why']})")
+    for d in report.skipped:
+        click.echo(f"  skipped {d['from']}: {d['why']}; edit the line in {d['path']}")
     for d in report.committed:
         seq = "" if d["seq"] is None else f"seq {d['seq']} "
         click.echo(f"{'would commit' if dry_run else 'committed'}: {seq}{d['type']}: {d['text']}")

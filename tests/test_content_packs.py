@@ -256,7 +256,7 @@ def test_a_release_0_1_directory_is_migrated_on_first_write(tmp_path: Path) -> N
     chain = (root / "chain.jsonl").read_bytes()
     blobs = {f"b3:{p.parent.name}{p.name}": p.read_bytes() for p in _loose_files(root / "content")}
     ledger = Ledger(root)
-    ledger.migrate()
+    ledger.recover()
     assert (root / "content" / "packs" / "00000000.pack").exists()
     assert [p for p in (root / "content").iterdir() if p.name != "packs"] == []
     assert (root / "chain.jsonl").read_bytes() == chain
@@ -296,7 +296,7 @@ import sys
 from pathlib import Path
 from memory_chain.chain.store.ledger import Ledger
 print("ready", flush=True)
-Ledger(Path(sys.argv[1])).migrate()
+Ledger(Path(sys.argv[1])).recover()
 print("done", flush=True)
 """
 
@@ -338,7 +338,7 @@ def test_a_killed_migration_loses_no_blob(tmp_path: Path) -> None:
         out = proc.communicate(timeout=60)[0]
         killed += b"done" not in out
         ledger = Ledger(root)
-        ledger.migrate()  # finishes the migration
+        ledger.recover()  # finishes the migration
         assert _loose_files(root / "content") == []
         assert all(ledger.store.get(_b3(t)) == t for t in texts)
         assert verify_ledger(ledger, incremental=False).ok

@@ -258,6 +258,8 @@ def test_scopes_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         == Workspace.resolve(data, workspace=tmp_path / "flag").scopes["user"].root
     )
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "claude"))
+    assert repo == find_project(cwd=repo)  # a $CLAUDE_PROJECT_DIR that is no folder: ignored
+    (tmp_path / "claude").mkdir()
     assert (tmp_path / "claude").resolve() == find_project(cwd=repo)
     assert repo.resolve() == find_project(repo, cwd=tmp_path)
 

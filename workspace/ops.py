@@ -96,6 +96,8 @@ def check_text(text: str, *, what: str = "entry") -> str:
         raise InputError(f"the {what} may not hold an HTML comment (<!-- -->)")
     if any(ord(c) < 32 and c != "\t" for c in text):
         raise InputError(f"the {what} holds a control character")
+    if any("\ud800" <= c <= "\udfff" for c in text):  # a byte of a file that is not UTF-8
+        raise InputError(f"the {what} holds bytes that are not UTF-8")
     check_secret(text, what=f"the {what}")
     return text
 
@@ -409,6 +411,17 @@ class NewMemory:
     why: str = ""  # the reason a superseded entry's archive record gives
 
 
+def _topic_texts(scope: Scope) -> list[str]:
+    """The entries of the scope's topic files (memory/<topic>.md)."""
+    out: list[str] = []
+    for kind, path in scope.files():
+        if kind == "topic":
+            data = read_bytes(path)
+            if data is not None:
+                out += [e.text for e in Document.parse(data).entries()]
+    return out
+
+
 #: Who wrote an entry that an automatic one may replace (seed 001 A4: manual wins).
 REPLACEABLE: Final = ("auto", "curation")
 
@@ -427,6 +440,9 @@ def merge_in(
     new text in its place) when capture or curation wrote it (``src=auto``
     or ``curation``), and otherwise wins: the new text is ``kept`` out.
     The rest are ``added`` to their sections. One outcome per new text.
+    An entry of the scope's topic files (where consolidation moved entries
+    out of MEMORY.md) that says the same also makes a ``duplicate``, so a
+    rerun after a crash adds nothing twice.
     ``dry_run``: the outcomes for the file as it is now, nothing written.
     """
     day = today or date.today()
@@ -437,16 +453,21 @@ def merge_in(
     ]
     path = scope.memory_md
 
+    topics = _topic_texts(scope)
+
     def decide(doc: Document) -> tuple[list[Outcome], dict[int, int]]:
         """One outcome per item, and which entries they replace (entry index -> item)."""
         entries = doc.entries()
-        merger = Merger([e.text for e in entries] + [m.text for m in items])
+        merger = Merger([e.text for e in entries] + [m.text for m in items] + topics)
         for n, e in enumerate(entries):
             merger.add(e.text, str(n))
+        for text in topics:
+            merger.add(text, "topic")
         outcomes: list[Outcome] = []
         swaps: dict[int, int] = {}
         for i, m in enumerate(items):
-            rels = merger.relations(m.text)
+            # A topic file's entry counts as "same", never as one to supersede.
+            rels = [r for r in merger.relations(m.text) if r[0] == "same" or r[2] != "topic"]
             found = next((r for r in rels if r[0] == "same"), None) or (rels[0] if rels else None)
             old = entries[int(found[2])] if found is not None and found[2].isdigit() else None
             if found is None:

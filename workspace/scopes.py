@@ -73,9 +73,17 @@ def find_project(
 ) -> Path | None:
     """The project: explicit, else $CLAUDE_PROJECT_DIR, else the nearest marked ancestor."""
     if explicit:
-        return Path(explicit).expanduser().resolve()
+        given = Path(explicit).expanduser().resolve()
+        if not given.is_dir():
+            from memory_chain.chain.format.errors import InputError
+
+            raise InputError(
+                f"no such project folder: {explicit}",
+                hint="give a folder that exists (nothing was created)",
+            )
+        return given
     env = os.environ.get(ENV_PROJECT)
-    if env:
+    if env and Path(env).expanduser().is_dir():
         return Path(env).expanduser().resolve()
     here = (cwd or Path.cwd()).resolve()
     for d in (here, *here.parents):
@@ -189,7 +197,15 @@ class Workspace:
         config: dict[str, Any] | None = None,
         cwd: Path | None = None,
     ) -> Workspace:
-        return cls(resolve_user_root(data_dir, workspace, config), find_project(project, cwd))
+        user = resolve_user_root(data_dir, workspace, config)
+        if user.exists() and not user.is_dir():
+            from memory_chain.chain.format.errors import InputError
+
+            raise InputError(
+                f"the workspace {user} is not a folder",
+                hint="give --workspace a folder (it is created if missing); nothing was written",
+            )
+        return cls(user, find_project(project, cwd))
 
     def scope(self, name: str) -> Scope:
         from memory_chain.chain.format.errors import InputError

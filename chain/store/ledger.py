@@ -141,11 +141,14 @@ class Ledger:
         self._witness: Witness | None = None
         self._loose_checked = False  # the write path looked for blobs of the old layout
 
-    def migrate(self) -> None:
-        """Move blobs of the layout before packs into a pack now (FORMAT.md 6.4).
+    def recover(self) -> None:
+        """Do now what the next write would do first, under the lock (FORMAT.md 8.4).
 
-        The first write does it anyway; a reader never does (loose blobs are
-        read as they are), so that verify and search write nothing.
+        A batch whose journal is durable is rolled forward, a torn tail is
+        moved to quarantine/, blobs of the layout before packs are moved into
+        a pack (6.4). A reader never does any of this (verify and search write
+        nothing); a writer that must see the chain as the next write will
+        (curation's dedup against the chain) calls this first.
         """
         with self.locked():
             pass
