@@ -9,15 +9,17 @@ are opened read-only.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from memory_chain.chain.format.config import Config, Layout
-from memory_chain.chain.format.errors import ChainStateError
+from memory_chain.chain.format.errors import ChainStateError, OperationalError
 
 from .schema import DB_NAME, connect, migrate
 from .settings import Settings, settings_from_config
@@ -97,11 +99,16 @@ class Index:
         if settings is None:
             settings = settings_from_config(config.data)
         path = root / DB_NAME
-        try:
-            conn = connect(path)
-            migrate(conn)
-        except sqlite3.DatabaseError as exc:
-            conn = _replace_damaged(path, exc)
+        if not _writable(root, path):
+            conn = _in_memory_copy(path)
+        else:
+            try:
+                conn = connect(path)
+                migrate(conn)
+            except sqlite3.DatabaseError as exc:
+                if not _damaged(exc):
+                    raise OperationalError(f"cannot open {path}: {exc}") from None
+                conn = _replace_damaged(path, exc)
         index = cls(conn, layout, settings, clock, SyncResult(0, False))
         if sync_now:
             try:
@@ -218,6 +225,45 @@ class Index:
         """Counts plus where the index stands in the chain (for `stats`)."""
         s = self.state()
         return {**self.counts(), "indexed_entries": s.size}
+
+
+def _writable(root: Path, path: Path) -> bool:
+    """Can this process write memory.db (and its WAL beside it)?"""
+    return os.access(root, os.W_OK | os.X_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def _in_memory_copy(path: Path) -> sqlite3.Connection:
+    """The index of a data directory this process may not write: memory.db copied into memory.
+
+    Searches and the session start work (the copy is synced with the chain
+    in memory, and what they count is forgotten); nothing on disk changes.
+    A memory.db that cannot be read is not copied: the index is rebuilt in
+    memory from the chain.
+    """
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    if path.exists():
+        try:
+            # immutable: no lock, no -wal or -shm file read or made (a cache may lag; it syncs)
+            uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
+            disk = sqlite3.connect(uri, uri=True)
+            try:
+                disk.backup(conn)
+            finally:
+                disk.close()
+            migrate(conn)
+            return conn
+        except sqlite3.DatabaseError:
+            conn.close()
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    migrate(conn)
+    return conn
+
+
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """True when the file is not a database or is corrupt (not busy, locked or read-only)."""
+    text = str(exc).lower()
+    transient = ("readonly", "read-only", "locked", "busy", "unable to open", "disk i/o")
+    return not any(word in text for word in transient)
 
 
 def _replace_damaged(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connection:

@@ -162,3 +162,39 @@ def test_an_agent_never_replaces_a_persons_changed_fact(tmp_path: Path) -> None:
     assert "added" == out.action and out.detail["contradicts"] == [4]
     texts = [e.text for e in Document.parse(scope.memory_md.read_bytes()).entries()]
     assert len(texts) == 2
+
+
+def test_a_read_only_data_directory_still_starts_a_session(
+    agent: tuple[Cli, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data directory this process may not write: the session start is the full block
+    (it was empty) from an in-memory copy of the index, and memory.db is neither written nor
+    moved aside as damaged (it was renamed). Run in-process with the writability check
+    answering no: as root, chmod does not make a directory read-only."""
+    from memory_chain.index import db
+    from memory_chain.integrations.api import Memory
+
+    cli, project = agent
+    cli.ok("context", "--project", str(project))  # memory.db exists and is healthy
+    before = {p.name: p.read_bytes() for p in cli.root.iterdir() if p.name.startswith("memory.db")}
+    monkeypatch.setattr(db, "_writable", lambda _root, _path: False)
+    with Memory.open(cli.root, project=project) as memory:
+        block = memory.context()["markdown"]
+        hits = memory.search("pnpm")
+    assert "Use pnpm, not npm" in block and "Prefers short answers" in block
+    assert "Run the tests with pytest -q" in block
+    assert hits and "Use pnpm, not npm" == hits[0]["text"]
+    after = {p.name: p.read_bytes() for p in cli.root.iterdir() if p.name.startswith("memory.db")}
+    assert before == after
+
+
+def test_only_a_damaged_index_is_moved_aside() -> None:
+    """A busy, locked or read-only memory.db is an error to report, never "damaged"."""
+    import sqlite3
+
+    from memory_chain.index.db import _damaged
+
+    assert _damaged(sqlite3.DatabaseError("file is not a database"))
+    assert _damaged(sqlite3.DatabaseError("database disk image is malformed"))
+    for text in ("attempt to write a readonly database", "database is locked", "unable to open"):
+        assert not _damaged(sqlite3.OperationalError(text))
