@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -154,11 +155,41 @@ def _load(path: Path) -> tuple[dict[str, Any], bytes | None]:
     return data, raw
 
 
+def _style(before: bytes | None) -> dict[str, Any]:
+    """json.dumps arguments that write a file as ``before`` was written (2 spaces if new).
+
+    Its indent (spaces or a tab, or none), its separators, and whether it
+    wrote non-ASCII characters as \\u escapes: a user's file changes in the
+    keys installed and nowhere else (it was re-indented, its escapes rewritten).
+    """
+    if not before:
+        return {"indent": 2, "ensure_ascii": False}
+    m = re.search(rb"\n([ \t]+)\S", before)
+    indent: int | str | None = None
+    if m is not None:
+        lead = m.group(1)
+        indent = "\t" if lead.startswith(b"\t") else len(lead)
+    colon = b": " if re.search(rb'":\s', before) or not re.search(rb'":\S', before) else b":"
+    comma = b"," if indent is not None else (b", " if b", " in before else b",")
+    escaped = before.isascii() and re.search(rb"\\u[0-9a-fA-F]{4}", before) is not None
+    return {
+        "indent": indent,
+        "separators": (comma.decode(), colon.decode()),
+        "ensure_ascii": escaped,
+    }
+
+
 def _save(path: Path, data: dict[str, Any], before: bytes | None) -> str | None:
-    """Write ``data`` (2-space JSON) atomically, keeping ``before`` as the backup."""
+    """Write ``data`` atomically in the file's own JSON style, keeping ``before`` as the backup.
+
+    A settings file that is a symbolic link (dotfiles kept in a repository)
+    stays one: its target is written.
+    """
     from memory_chain.chain.format.fsutil import replace_file
 
     backup = None
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     # Keep the file's mode (~/.claude.json is private); a new file is 0600 or 0644.
     mode = 0o600 if path.name == ".claude.json" else 0o644
@@ -167,7 +198,8 @@ def _save(path: Path, data: dict[str, Any], before: bytes | None) -> str | None:
         backup_path = path.with_name(path.name + BACKUP_SUFFIX)
         replace_file(backup_path, before, mode=mode)
         backup = str(backup_path)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    ending = "" if before is not None and before and not before.endswith(b"\n") else "\n"
+    text = json.dumps(data, **_style(before)) + ending
     replace_file(path, text.encode("utf-8"), mode=mode)
     return backup
 

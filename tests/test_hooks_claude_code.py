@@ -295,6 +295,29 @@ def test_install_merges_next_to_someone_elses_hooks_and_is_idempotent(raw: Cli) 
     assert SOMEONE_ELSES == json.loads(path.read_text())
 
 
+def test_install_keeps_a_symlinked_settings_file_and_its_style(raw: Cli, tmp_path: Path) -> None:
+    """Issue 22: `hooks install` replaced a symlinked settings.json with a regular file and
+    re-indented it (and rewrote its \\u escapes). The link stays a link, its target gets the
+    hooks, and what install did not touch keeps its indentation and escapes; uninstall gives
+    back the very bytes."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    mine = {"env": {"GREETING": "caf\u00e9"}, "model": "opus", "permissions": {"deny": []}}
+    original = json.dumps(mine, indent=4, ensure_ascii=True).encode() + b"\n"
+    target.write_bytes(original)
+    path = _settings(raw)
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    raw.ok("hooks", "install", "claude-code")
+    assert path.is_symlink() and path.resolve() == target
+    text = target.read_text()
+    assert '"GREETING": "caf\\u00e9"' in text and '\n    "model": "opus",' in text
+    assert "hook SessionStart" in text
+    raw.ok("hooks", "uninstall", "claude-code")
+    assert path.is_symlink() and target.read_bytes() == original
+
+
 def test_the_installed_command_runs_as_claude_code_runs_it(agent: Cli, project: Path) -> None:
     agent.ok("hooks", "install", "claude-code", "--scope", "local", "--project", str(project))
     path = project / ".claude" / "settings.local.json"
