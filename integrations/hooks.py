@@ -66,6 +66,10 @@ TIME_LIMIT: Final = {
 CONTEXT_CHARS: Final = 9_500
 #: The session-start block's token budget.
 CONTEXT_TOKENS: Final = 2_000
+#: OpenClaw injects MEMORY.md up to its bootstrapMaxChars (default 20,000): the block that
+#: takes its place may be as long (it dropped what a 6 KB MEMORY.md held past 9,500 chars).
+OPENCLAW_CHARS: Final = 19_500
+OPENCLAW_TOKENS: Final = 5_000
 #: What a prompt may add: a few memories, a small budget, a minimum relevance.
 PROMPT_LIMIT: Final = 3
 PROMPT_BUDGET: Final = 300
@@ -253,7 +257,7 @@ def openclaw_bootstrap(data_dir: Path, payload: dict[str, Any]) -> str:
     memory = _openclaw_memory(data_dir, payload)
     _need_chain(memory)
     with memory:
-        block: str = memory.context(max_tokens=CONTEXT_TOKENS, char_cap=CONTEXT_CHARS)["markdown"]
+        block: str = memory.context(max_tokens=OPENCLAW_TOKENS, char_cap=OPENCLAW_CHARS)["markdown"]
     return block
 
 

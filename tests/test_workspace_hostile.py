@@ -8,6 +8,7 @@ sub-bullets, numbered items and table rows a person writes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,47 @@ def test_only_a_damaged_index_is_moved_aside() -> None:
     assert _damaged(sqlite3.DatabaseError("database disk image is malformed"))
     for text in ("attempt to write a readonly database", "database is locked", "unable to open"):
         assert not _damaged(sqlite3.OperationalError(text))
+
+
+def _big_memory(path: Path, n: int) -> list[str]:
+    texts = [f"Service number {i:03d} is owned by team {chr(65 + i % 26)}{i}" for i in range(n)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Memory\n\n## Notes\n" + "".join(f"- {t}\n" for t in texts))
+    return texts
+
+
+def test_openclaw_bootstrap_injects_what_openclaw_would_and_says_what_it_left_out(
+    populated: Cli, tmp_path: Path
+) -> None:
+    """OpenClaw's bootstrap injected 84 of 200 MEMORY.md lines (about 6 KB) and said nothing;
+    OpenClaw itself injects MEMORY.md up to 20,000 characters. Now all 200 are in, the block
+    stays under that, and a MEMORY.md too big for it ends with how many were left out."""
+    ws = tmp_path / "openclaw-ws"
+    texts = _big_memory(ws / "MEMORY.md", 200)
+    payload = json.dumps({"workspaceDir": str(ws), "sessionId": "s", "agentId": "main"})
+    block = populated.run("hook", "agent:bootstrap", stdin=payload.encode()).out
+    assert all(t in block for t in texts) and len(block) <= 20_000
+    assert "left out" not in block
+    texts = _big_memory(ws / "MEMORY.md", 900)
+    block = populated.run("hook", "agent:bootstrap", stdin=payload.encode()).out
+    shown = sum(t in block for t in texts)
+    assert 200 < shown < 900 and len(block) <= 20_000
+    m = re.search(
+        r"\n_([0-9,]+) more memories were left out by the token budget: "
+        r"`memory-chain search` \(or the search tool\) finds them\._\n$",
+        block,
+    )
+    assert m is not None, block[-300:]
+    chain_left = 4 - sum(
+        t in block for t in ("Use pnpm", "Temporary token", "Staging is on", "Check the port")
+    )
+    assert int(m.group(1).replace(",", "")) == 900 - shown + chain_left
+
+
+def test_the_session_start_says_what_its_budget_left_out(raw: Cli) -> None:
+    """The Claude Code block never said how many entries it left out."""
+    texts = _big_memory(raw.root / "workspace" / "MEMORY.md", 400)
+    out = raw.ok("context").out
+    shown = sum(t in out for t in texts)
+    assert 0 < shown < 400
+    assert f"_{400 - shown:,} more memories were left out by the token budget" in out

@@ -86,9 +86,19 @@ class SessionContext:
                 if sub is not None:
                     out.append(f"### {sub}\n")
             out.append(item.line + "\n")
-        if self.capped:
-            out.append(f"\n[... cut at the {self.char_cap:,}-character cap]\n")
+        out.append(self.left_out())
         return "".join(out)
+
+    def left_out(self) -> str:
+        """The closing line that says how many items did not fit ("" when all did)."""
+        if not self.skipped:
+            return ""
+        n = self.skipped
+        limit = f"the {self.char_cap:,}-character cap" if self.capped else "the token budget"
+        return (
+            f"\n_{n:,} more memor{'y was' if n == 1 else 'ies were'} left out by {limit}: "
+            "`memory-chain search` (or the search tool) finds them._\n"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         text = self.markdown()
@@ -280,10 +290,18 @@ def session_context(
     return ctx
 
 
+_LEFT_OUT_LONGEST: Final = (
+    "\n_999,999,999 more memories were left out by the 999,999,999-character cap: "
+    "`memory-chain search` (or the search tool) finds them._\n"
+)
+
+
 def _pack(ctx: SessionContext, groups: list[list[Item]]) -> None:
     """Greedy packing of the groups, in order, into the token budget and the character cap."""
-    used_chars = len(ctx.header)
-    tokens_left = ctx.budget - estimate_tokens(ctx.header)
+    # Room for the closing line that says what was left out (left_out), kept in any case.
+    reserve = len(_LEFT_OUT_LONGEST)
+    used_chars = len(ctx.header) + reserve
+    tokens_left = ctx.budget - estimate_tokens(ctx.header) - estimate_tokens(_LEFT_OUT_LONGEST)
     for items in groups:
         started: str | None = None
         sub: str | None = None
