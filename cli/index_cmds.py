@@ -25,10 +25,12 @@ from .common import (
 from .ledger_cmds import TIERS, TYPES
 
 
-def _open_index() -> Any:
+def _open_index(*, chainless_ok: bool = False) -> Any:
+    """The index; with ``chainless_ok`` a never-initialised directory gives a workspace-only one
+    (search and context read the workspace before `init`)."""
     from memory_chain.index.db import Index
 
-    return Index.open(data_dir())
+    return Index.open_or_empty(data_dir()) if chainless_ok else Index.open(data_dir())
 
 
 def _weights(text: str | None) -> Any:
@@ -105,7 +107,7 @@ def search(
     from memory_chain.workspace.recall import search as do_search
 
     w = _weights(weights)
-    with _open_index() as index:
+    with _open_index(chainless_ok=True) as index:
         found = do_search(
             index,
             open_workspace(),
@@ -188,8 +190,12 @@ def context(
     from memory_chain.workspace.context import session_context
 
     w = _weights(weights)
-    with _open_index() as index:
-        if no_verify:
+    with _open_index(chainless_ok=True) as index:
+        if index.chainless:
+            from memory_chain.index.integrity import no_chain
+
+            integrity = no_chain()
+        elif no_verify:
             from memory_chain.index.integrity import unchecked
 
             s = index.state()

@@ -88,7 +88,12 @@ def _short(h: str | None) -> str:
 def header(integrity: Integrity, agent: str | None) -> str:
     title = f"# Memory context: {agent}\n\n" if agent else "# Memory context\n\n"
     i = integrity
-    if not i.checked:
+    if i.reason == "no-chain":
+        line = (
+            "> Integrity: no chain yet (`memory-chain init` makes one): nothing below is "
+            "provable; the notes are editable.\n"
+        )
+    elif not i.checked:
         line = (
             f"> Integrity: NOT CHECKED (verification was skipped). {i.size:,} entries, "
             f"head {_short(i.head)}. Nothing below is vouched for.\n"

@@ -78,6 +78,7 @@ class Index:
         self.last_sync = last_sync
         self._pending: dict[int, tuple[int, int]] = {}  # seq -> (accesses, last one)
         self._flushed_at = time.monotonic()
+        self.chainless = False  # a data directory without a chain yet (without_chain)
 
     @classmethod
     def open(
@@ -118,6 +119,31 @@ class Index:
                 raise
         return index
 
+    @classmethod
+    def without_chain(cls, root: Path, *, clock: Clock = system_clock) -> Index:
+        """An index for a data directory that has no chain yet: in memory, workspace only.
+
+        The workspace works before `init`: what an agent remembers there can be
+        searched and injected (it could not be read back before), and nothing
+        is written in the data directory.
+        """
+        from .settings import Settings
+
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        migrate(conn)
+        index = cls(conn, Layout(root), Settings(), clock, SyncResult(0, False))
+        index.chainless = True
+        return index
+
+    @classmethod
+    def open_or_empty(cls, root: Path) -> Index:
+        """Index.open, or without_chain for a directory never initialised (no config.json and
+        no chain.jsonl; a config.json without its chain is still refused as a lost chain)."""
+        layout = Layout(root)
+        if not layout.chain.exists() and not layout.config.exists():
+            return cls.without_chain(root)
+        return cls.open(root)
+
     def __enter__(self) -> Index:
         return self
 
@@ -143,6 +169,8 @@ class Index:
 
     def sync(self) -> SyncResult:
         """Read what the chain gained since the last sync (rebuild if it was replaced)."""
+        if self.chainless:
+            return self.last_sync
         self.flush()  # pending counts name seqs of the chain as it was
         self.last_sync = sync(self.conn, self.layout, now=self.now())
         if self.last_sync.purged or self.last_sync.rebuilt:

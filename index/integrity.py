@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from memory_chain.chain.store.ledger import Ledger
     from memory_chain.chain.verify.lines import Report
 
-__all__ = ["Integrity", "check_chain", "integrity_of", "unchecked"]
+__all__ = ["Integrity", "check_chain", "integrity_of", "no_chain", "unchecked"]
 
 
 def check_chain(ledger: Ledger) -> Report:
@@ -91,3 +91,8 @@ def integrity_of(report: Report) -> Integrity:
 def unchecked(size: int, head: str | None, chain_id: str | None) -> Integrity:
     """The chain was not verified (the caller asked not to): nothing is vouched for."""
     return Integrity(False, False, size, head, chain_id, None)
+
+
+def no_chain() -> Integrity:
+    """There is no chain yet (the data directory was never initialised): nothing is provable."""
+    return Integrity(False, False, 0, None, None, None, reason="no-chain")

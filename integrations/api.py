@@ -165,7 +165,11 @@ class Memory:
         if self._index is None:
             from memory_chain.index.db import Index
 
-            self._index = Index.open(self.data_dir)
+            self._index = Index.open_or_empty(self.data_dir)
+        elif self._index.chainless and self.has_chain:  # init ran since
+            self._index.close()
+            self._index = None
+            return self.index
         else:
             self._index.sync()
         return self._index
@@ -263,7 +267,11 @@ class Memory:
         from memory_chain.workspace.context import DEFAULT_CHAR_CAP, session_context
 
         index = self.index
-        if verify:
+        if index.chainless:
+            from memory_chain.index.integrity import no_chain
+
+            integrity = no_chain()
+        elif verify:
             from memory_chain.index.integrity import check_chain, integrity_of
 
             integrity = integrity_of(check_chain(self.ledger))

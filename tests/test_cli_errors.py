@@ -95,7 +95,7 @@ REJECTED: dict[str, tuple[tuple[str | bytes, ...], bytes]] = {
         ("files", "write", "facts/k.md", "-"),
         b"key sk_live_4eC39HqLyjWDarjtT1zdp7dc",
     ),
-    "files-write-not-markdown": (("files", "write", "notes.txt", "x"), b""),
+    "files-write-not-markdown": (("files", "write", "notes.exe", "x"), b""),
     "files-patch-missing-file": (
         ("files", "patch", "memory/x.md", "--old", "a", "--new", "b"),
         b"",

@@ -209,3 +209,60 @@ def test_the_inspector_cli_lists_and_calls_tools(served: tuple[Cli, Path]) -> No
     )
     assert 0 != bad.returncode  # Inspector 2.x: a tool error is exit 5
     assert '"isError": true' in bad.stdout
+
+
+def test_without_init_what_is_remembered_can_be_read_back(cli: Cli, tmp_path: Path) -> None:
+    """Issue 22: before `init`, MCP remember succeeded but context and search failed (an agent
+    stored what it could not read back). Both read the workspace now, and say there is no chain;
+    the data directory gains only the workspace."""
+    here = tmp_path / "cwd"
+    here.mkdir()
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["remember"] = json.loads(
+            _text(await s.call_tool("remember", {"text": "Deploys need a green CI run"}))
+        )
+        found = await s.call_tool("search", {"query": "deploys green"})
+        out["search"] = (found.is_error, _text(found))
+        context = await s.call_tool("context", {})
+        out["context"] = (context.is_error, _text(context))
+        return out
+
+    out = _session(cli, here, body)
+    assert "added" == out["remember"]["action"]
+    assert out["search"][0] is False and "Deploys need a green CI run" in out["search"][1]
+    assert out["context"][0] is False
+    assert "Integrity: no chain yet" in out["context"][1]
+    assert "Deploys need a green CI run" in out["context"][1]
+    assert ["workspace"] == sorted(p.name for p in cli.root.iterdir())
+
+
+def test_file_tools_never_lose_memory_md_and_keep_what_they_delete(
+    served: tuple[Cli, Path],
+) -> None:
+    """Issue 22: delete_file deleted for good (its description says the file is kept), and
+    deleted MEMORY.md too; write_file overwrote MEMORY.md. Now a deleted file is in the
+    archive, and MEMORY.md is neither deleted nor replaced whole (both tool errors)."""
+    cli, here = served
+    memory = cli.root / "workspace" / "MEMORY.md"
+    before = memory.read_bytes()
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        await s.call_tool("write_file", {"path": "memory/deploy.md", "content": "# Deploy\n"})
+        deleted = json.loads(_text(await s.call_tool("delete_file", {"path": "memory/deploy.md"})))
+        gone = await s.call_tool("delete_file", {"path": "MEMORY.md"})
+        replaced = await s.call_tool("write_file", {"path": "MEMORY.md", "content": "# Mine\n"})
+        renamed = await s.call_tool("rename_file", {"old": "MEMORY.md", "new": "memory/x.md"})
+        return {
+            "deleted": deleted,
+            "refused": [(r.is_error, _text(r)) for r in (gone, replaced, renamed)],
+        }
+
+    out = _session(cli, here, body)
+    kept = cli.root / "workspace" / out["deleted"]["kept"]
+    assert "# Deploy\n" == kept.read_text()
+    assert not (cli.root / "workspace" / "memory" / "deploy.md").exists()
+    for is_error, text in out["refused"]:
+        assert is_error is True and "MEMORY.md is not" in text and "by a tool" in text
+    assert memory.read_bytes() == before

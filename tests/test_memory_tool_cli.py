@@ -16,17 +16,14 @@ from memory_chain.integrations import Memory
 
 SDK_RUN = Path(__file__).resolve().parent / "fixtures" / "anthropic-memory-tool-sdk-outputs.jsonl"
 #: Where we answer differently from SDK 2.13.0, on purpose: the listing keeps the
-#: documented wording ("and node_modules"), and memory files are markdown (.md).
+#: documented wording ("and node_modules"). Paths are the SDK run's own (.txt): the
+#: tool refused every .txt path before (issue 22: 5 of 19 results matched).
 DOC_WORDING = ("excluding hidden items:", "excluding hidden items and node_modules:")
 
 
 def _records() -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in SDK_RUN.read_text().splitlines() if line.strip()]
     return [r for r in rows if "input" in r]
-
-
-def _md(value: Any) -> Any:
-    return json.loads(json.dumps(value).replace(".txt", ".md"))
 
 
 def _tool(cli: Cli, request: Any, *args: str) -> tuple[int, dict[str, Any]]:
@@ -36,9 +33,9 @@ def _tool(cli: Cli, request: Any, *args: str) -> tuple[int, dict[str, Any]]:
 
 def test_each_command_answers_as_the_sdk_does(cli: Cli) -> None:
     for record in _records():
-        request = _md(record["input"])
+        request = record["input"]
         code, reply = _tool(cli, request)
-        want = _md(record.get("ok", record.get("error")))
+        want = record.get("ok", record.get("error"))
         want = want.replace(*DOC_WORDING)
         if request == {"command": "view", "path": "/memories"} and "notes" not in want:
             want = want.replace("4K\t/memories", "0B\t/memories")  # nothing created yet
@@ -132,3 +129,11 @@ def test_the_python_function_maps_onto_a_scope(tmp_path: Path) -> None:
         assert {"content": "the memory tool input must be a JSON object", "is_error": True} == (
             memory.memory_tool(["view"])  # type: ignore[arg-type]
         )
+
+
+def test_a_refusal_names_the_path_claude_sent(cli: Cli) -> None:
+    """The error named a scope-relative path the agent never sent ('x.exe', not
+    '/memories/x.exe')."""
+    code, reply = _tool(cli, {"command": "create", "path": "/memories/x.exe", "file_text": "x"})
+    assert (1, True) == (code, reply["is_error"])
+    assert reply["content"].startswith("path '/memories/x.exe' refused: only markdown (.md)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ ESCAPES = [
     "facts/x\nb.md",
     "x" * 256 + ".md",
     "/".join(["d"] * 12) + "/x.md",
-    "facts/user.txt",
+    "facts/user.exe",
     "facts/user",
     "",
     "bad\udcff.md",  # a non-UTF-8 byte from the command line (surrogateescape)
@@ -215,8 +216,12 @@ def test_delete_and_rename(ws: Workspace) -> None:
     call(ws, tool="write", path="memory/b.md", content="b\n")
     assert call(ws, tool="rename", old="memory/a.md", new="memory/b.md")["ok"] is False
     assert call(ws, tool="rename", old="memory/a.md", new="memory/topic/c.md")["ok"]
-    assert call(ws, tool="delete", path="memory/b.md")["ok"]
-    assert ["memory/topic/c.md"] == [f["path"] for f in call(ws, tool="list")["result"]]
+    deleted = call(ws, tool="delete", path="memory/b.md")
+    assert deleted["ok"]
+    kept = deleted["result"]["kept"]
+    assert re.fullmatch(r"memory/archive/removed/\d{8}T\d{6}Z-memory__b\.md", kept)
+    assert [kept, "memory/topic/c.md"] == [f["path"] for f in call(ws, tool="list")["result"]]
+    assert "b\n" == (ws.scope("user").root / kept).read_text()  # kept, as the tool says
 
 
 @pytest.mark.parametrize(
@@ -324,4 +329,6 @@ def test_anthropic_commands_and_texts(ws: Workspace) -> None:
         "Cannot delete the /memories directory itself"
         == cmd(command="delete", path="/memories")["content"]
     )
-    assert cmd(command="create", path="/memories/notes.txt", file_text="x")["is_error"]
+    assert cmd(command="create", path="/memories/notes.exe", file_text="x")["is_error"]
+    # Issue 22: a .txt note is a memory file too (the SDK's own examples use one).
+    assert not cmd(command="create", path="/memories/notes.txt", file_text="x")["is_error"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "Edited",
     "edit",
     "fsync_dir",
+    "keep_removed",
     "locked",
     "read_bytes",
     "replace_whole",
@@ -123,6 +125,36 @@ def write_atomic(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+#: Where a tool's delete or whole-file replace keeps what it took away (under a scope root).
+REMOVED_DIR: Final = "memory/archive/removed"
+
+
+def keep_removed(
+    root: Path, rel: str, source: Path | None = None, data: bytes | None = None
+) -> str:
+    """Keep a file a tool takes away: move ``source`` (or write ``data``) under REMOVED_DIR.
+
+    The name is ``<UTC stamp>-<rel with / as __>``; the caller holds the
+    scope's lock. Returns the kept path, relative to ``root``.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    folder = root / REMOVED_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{stamp}-{rel.replace('/', '__')}"
+    n = 1
+    while (folder / name).exists():
+        n += 1
+        name = f"{stamp}-{n}-{rel.replace('/', '__')}"
+    dest = folder / name
+    if source is not None:
+        os.rename(source, dest)  # whole files and folders, in one step
+        fsync_dir(source.parent)
+    else:
+        write_atomic(dest, data or b"")
+    fsync_dir(folder)
+    return f"{REMOVED_DIR}/{name}"
 
 
 @dataclass(frozen=True, slots=True)

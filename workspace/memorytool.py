@@ -7,20 +7,20 @@ official SDK's local filesystem tool (shared/reference/anthropic-memory-tool.md)
 so that Claude reads what it expects. ``/memories`` maps onto the scope
 root (``"scope"`` in the request picks one; user by default); every path
 then goes through the same sandbox, secret gate and locked writes as the
-other tools, so only ``.md`` files are memory files here too.
+other tools: ``.md`` and ``.txt`` files (only ``.md`` files are indexed and
+injected). A refusal names the path as Claude sent it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Final
 
 from memory_chain.chain.format.errors import InputError, MemoryChainError
 from memory_chain.chain.format.secrets import check as check_secret
 
-from .files import edit, locked
+from .files import edit, keep_removed, locked
 from .markdown import decode
 from .sandbox import check_content, in_scope, read_file, reserved
 from .scopes import Scope, Workspace
@@ -63,7 +63,7 @@ def _rel(path: Any, *, root_ok: bool = False) -> str:
 
 
 def _file(scope: Scope, path: str) -> Path:
-    return in_scope(scope, _rel(path))
+    return in_scope(scope, _rel(path), shown=path)
 
 
 def _numbered(lines: list[str], first: int) -> str:
@@ -80,7 +80,7 @@ def _view(scope: Scope, req: dict[str, Any]) -> str:
     path = req.get("path", PREFIX)
     rel = _rel(path, root_ok=True)
     root = Path(os.path.realpath(scope.root))
-    target = root if not rel else in_scope(scope, rel, folder=True)
+    target = root if not rel else in_scope(scope, rel, folder=True, shown=path)
     if not rel and not target.exists():  # an empty store is not an error (nothing created)
         return f"{_LISTING.format(path=path)}\n0B\t{path}"
     if not target.exists():
@@ -93,8 +93,7 @@ def _view(scope: Scope, req: dict[str, Any]) -> str:
                 shown += "/"
             rows.append(f"{_size(child.stat().st_size)}\t{shown}")
         return _LISTING.format(path=path) + "\n" + "\n".join(rows)
-    if not rel.endswith(".md"):
-        in_scope(scope, rel)  # the sandbox's own refusal
+    in_scope(scope, rel, shown=path)  # a file: the sandbox's own refusal
     lines = decode(read_file(target, path)).split("\n")
     if len(lines) > MAX_LINES:
         raise ToolError(f"File {path} exceeds maximum line limit of {MAX_LINES:,} lines.")
@@ -219,7 +218,7 @@ def _delete(scope: Scope, req: dict[str, Any]) -> str:
     rel = _rel(path, root_ok=True)
     if not rel:
         raise ToolError(f"Cannot delete the {PREFIX} directory itself")
-    target = in_scope(scope, rel, folder=True)
+    target = in_scope(scope, rel, folder=True, shown=path)
     missing = ToolError(f"The path {path} does not exist")
     if not target.exists():  # before the lock, which would create the scope's folder
         raise missing
@@ -230,22 +229,39 @@ def _delete(scope: Scope, req: dict[str, Any]) -> str:
             for child in target.rglob("*"):
                 if child.is_symlink() or child.name.startswith("."):
                     raise ToolError(f"{path} holds links or hidden files; delete them one by one")
-            shutil.rmtree(target)
         else:
-            in_scope(scope, rel)  # a file: .md only
-            target.unlink()
+            in_scope(scope, rel, shown=path)  # a file: .md or .txt only
+        _not_memory_md(scope, target, path)
+        if _is_archive(scope, target):
+            raise ToolError(f"{path} is the archive of removed files; it is kept")
+        keep_removed(scope.root, rel, source=target)  # a person can bring it back
     return f"Successfully deleted {path}"
+
+
+def _not_memory_md(scope: Scope, target: Path, path: str) -> None:
+    """MEMORY.md changes entry by entry: a tool never deletes or moves it (tools.py)."""
+    if target == Path(os.path.realpath(scope.root)) / "MEMORY.md":
+        raise ToolError(
+            f"{path} is not deleted or renamed by a tool: it holds what a person and "
+            "curation wrote; edit it with str_replace or insert"
+        )
+
+
+def _is_archive(scope: Scope, target: Path) -> bool:
+    archive = Path(os.path.realpath(scope.root)) / "memory" / "archive"
+    return target == archive or archive in target.parents or target == archive.parent
 
 
 def _rename(scope: Scope, req: dict[str, Any]) -> str:
     old_path, new_path = _text(req, "old_path"), _text(req, "new_path")
-    src = in_scope(scope, _rel(old_path), folder=True)
-    dst = in_scope(scope, _rel(new_path), folder=src.is_dir())
+    src = in_scope(scope, _rel(old_path), folder=True, shown=old_path)
+    dst = in_scope(scope, _rel(new_path), folder=src.is_dir(), shown=new_path)
     if src.is_file():
-        in_scope(scope, _rel(old_path))
+        in_scope(scope, _rel(old_path), shown=old_path)
     missing = ToolError(f"The path {old_path} does not exist")
     if not src.exists():  # before the lock, which would create the scope's folder
         raise missing
+    _not_memory_md(scope, src, old_path)
     with locked(scope.root):
         if not src.exists():
             raise missing

@@ -13,7 +13,8 @@
   deeper than 8 folders;
 * a symlink at any component below the root (checked with lstat, and the
   final open uses O_NOFOLLOW);
-* file names that do not end in ``.md``;
+* file names that do not end in ``.md`` or ``.txt`` (only ``.md`` files are
+  indexed and injected; a ``.txt`` file is a plain note the tools read and write);
 * in the project scope, anything under ``local/`` (the local scope is a
   scope of its own).
 
@@ -52,7 +53,7 @@ MAX_PATH_BYTES: Final = 1024
 MAX_DEPTH: Final = 8
 #: Largest file a tool may write.
 MAX_FILE_BYTES: Final = 256 * 1024
-SUFFIX: Final = ".md"
+SUFFIXES: Final = (".md", ".txt")
 
 _DRIVE: Final = re.compile(r"^[A-Za-z]:")
 _ENCODED: Final = re.compile(r"%(?:2e|2f|5c)", re.IGNORECASE)
@@ -69,37 +70,37 @@ def _refuse(path: str, why: str) -> SandboxError:
     return SandboxError(f"path {shown!r} refused: {why}; nothing was read or written")
 
 
-def _components(path: str, reserved: frozenset[str]) -> list[str]:
+def _components(path: str, reserved: frozenset[str], shown: str) -> list[str]:
     if not path or not path.strip():
-        raise _refuse(path, "it is empty")
+        raise _refuse(shown, "it is empty")
     if "\x00" in path:
-        raise _refuse(path, "it holds a NUL byte")
+        raise _refuse(shown, "it holds a NUL byte")
     if any(0xDC80 <= ord(c) <= 0xDCFF for c in path):
-        raise _refuse(path, "it is not valid UTF-8")
+        raise _refuse(shown, "it is not valid UTF-8")
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
-        raise _refuse(path, "it holds a control character")
+        raise _refuse(shown, "it holds a control character")
     if path.startswith("/") or path.startswith("~") or _DRIVE.match(path):
-        raise _refuse(path, "it is absolute; give a path relative to the scope root")
+        raise _refuse(shown, "it is absolute; give a path relative to the scope root")
     if "\\" in path:
-        raise _refuse(path, "it holds a backslash")
+        raise _refuse(shown, "it holds a backslash")
     if _ENCODED.search(path):
-        raise _refuse(path, "it holds a percent-encoded dot or slash")
+        raise _refuse(shown, "it holds a percent-encoded dot or slash")
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
-        raise _refuse(path, f"it is longer than {MAX_PATH_BYTES} bytes")
+        raise _refuse(shown, f"it is longer than {MAX_PATH_BYTES} bytes")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if not parts:
-        raise _refuse(path, "it names the scope root itself")
+        raise _refuse(shown, "it names the scope root itself")
     for part in parts:
         if part == "..":
-            raise _refuse(path, "it climbs out with '..'")
+            raise _refuse(shown, "it climbs out with '..'")
         if part.startswith("."):
-            raise _refuse(path, "hidden files and folders are off limits")
+            raise _refuse(shown, "hidden files and folders are off limits")
         if len(part.encode("utf-8")) > MAX_NAME_BYTES:
-            raise _refuse(path, f"a name is longer than {MAX_NAME_BYTES} bytes")
+            raise _refuse(shown, f"a name is longer than {MAX_NAME_BYTES} bytes")
     if len(parts) > MAX_DEPTH + 1:
-        raise _refuse(path, f"it is deeper than {MAX_DEPTH} folders")
+        raise _refuse(shown, f"it is deeper than {MAX_DEPTH} folders")
     if parts[0] in reserved:
-        raise _refuse(path, f"{parts[0]}/ belongs to another scope")
+        raise _refuse(shown, f"{parts[0]}/ belongs to another scope")
     return parts
 
 
@@ -109,11 +110,16 @@ def resolve(
     *,
     folder: bool = False,
     reserved: frozenset[str] = frozenset(),
+    shown: str | None = None,
 ) -> Path:
-    """The real path of ``path`` under ``root`` (a file ending .md unless ``folder``)."""
-    parts = _components(path, reserved)
-    if not folder and not parts[-1].endswith(SUFFIX):
-        raise _refuse(path, f"only markdown files ({SUFFIX}) are memory files")
+    """The real path of ``path`` under ``root`` (a .md or .txt file unless ``folder``).
+
+    ``shown``: the path as the caller gave it (a refusal names that one).
+    """
+    shown = path if shown is None else shown
+    parts = _components(path, reserved, shown)
+    if not folder and not parts[-1].endswith(SUFFIXES):
+        raise _refuse(shown, "only markdown (.md) and text (.txt) files are memory files")
     base = Path(os.path.realpath(root))
     here = base
     for part in parts:
@@ -123,9 +129,9 @@ def resolve(
         except FileNotFoundError:
             break  # the rest does not exist yet: nothing below can be a link
         except NotADirectoryError:
-            raise _refuse(path, "a part of it is a file, not a folder") from None
+            raise _refuse(shown, "a part of it is a file, not a folder") from None
         if stat.S_ISLNK(st.st_mode):
-            raise _refuse(path, "it goes through a symbolic link")
+            raise _refuse(shown, "it goes through a symbolic link")
     return base.joinpath(*parts)
 
 
@@ -134,9 +140,9 @@ def reserved(scope: Scope) -> frozenset[str]:
     return frozenset({"local"}) if scope.name == "project" else frozenset()
 
 
-def in_scope(scope: Scope, path: str, *, folder: bool = False) -> Path:
+def in_scope(scope: Scope, path: str, *, folder: bool = False, shown: str | None = None) -> Path:
     """``resolve`` under a scope's root, with its reserved names."""
-    return resolve(scope.root, path, folder=folder, reserved=reserved(scope))
+    return resolve(scope.root, path, folder=folder, reserved=reserved(scope), shown=shown)
 
 
 def check_content(text: str, what: str) -> bytes:

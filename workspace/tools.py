@@ -28,9 +28,9 @@ import orjson
 from memory_chain.chain.format.errors import InputError, MemoryChainError
 from memory_chain.chain.format.secrets import check as check_secret
 
-from .files import edit, locked, replace_whole
+from .files import edit, keep_removed, locked, replace_whole
 from .markdown import decode, encode
-from .sandbox import SandboxError, check_content, in_scope, read_file, relative, reserved
+from .sandbox import check_content, in_scope, read_file, relative, reserved
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of, with_summary
 
@@ -114,10 +114,30 @@ def write(
     if _summarised(rel):
         content = with_summary(content, summary)
     data = check_content(content, f"the content for {rel}")
+    _not_memory_md(scope, path, rel, "replaced whole")
     scope.prepare()
     expect = "" if base is None else encode(base)
+    kept = None
+    with locked(scope.root):
+        old = path.read_bytes() if path.is_file() else None
+        if old is not None and old != data:  # what is replaced stays in the archive
+            kept = keep_removed(scope.root, rel, data=old)
     done = replace_whole(path, data, lock_root=scope.root, base=expect, shown=rel)
-    return {"path": rel, "size": len(data), "created": done.before is None, "written": done.written}
+    out = {"path": rel, "size": len(data), "created": done.before is None, "written": done.written}
+    if kept is not None:
+        out["kept"] = kept
+    return out
+
+
+def _not_memory_md(scope: Scope, path: Path, rel: str, how: str) -> None:
+    """MEMORY.md changes entry by entry (remember, update, supersede, remove, patch), never
+    whole: a tool that replaced, deleted or renamed it would drop what a person wrote."""
+    if path == Path(os.path.realpath(scope.root)) / "MEMORY.md" and path.exists():
+        raise InputError(
+            f"{rel} is not {how} by a tool: it holds what a person and curation wrote",
+            hint="change its entries with remember, update, supersede or remove, or patch "
+            "one text; nothing was written",
+        )
 
 
 def patch(scope: Scope, rel: str, patches: Sequence[dict[str, str]]) -> dict[str, Any]:
@@ -188,23 +208,28 @@ def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) ->
 
 
 def delete(scope: Scope, rel: str) -> dict[str, Any]:
-    """Delete one file (folders: only when empty)."""
+    """Delete one file (folders: only when empty); the file is kept in the archive.
+
+    It moves to memory/archive/removed/<stamp>-<path> (a person can bring it
+    back); MEMORY.md is never deleted by a tool.
+    """
     path = in_scope(scope, rel, folder=True)
     if not path.exists():  # before the lock, which would create the scope's folder
         raise InputError(f"{rel} does not exist")
+    _not_memory_md(scope, path, rel, "deleted")
+    kept = None
     with locked(scope.root):
         try:
             if path.is_dir():
                 path.rmdir()
             else:
-                if not rel.endswith(".md"):
-                    raise SandboxError(f"path {rel!r} refused: only .md files can be deleted")
-                path.unlink()
+                in_scope(scope, rel)  # a file: .md or .txt only
+                kept = keep_removed(scope.root, rel, source=path)
         except FileNotFoundError:
             raise InputError(f"{rel} does not exist") from None
         except OSError as exc:
             raise InputError(f"cannot delete {rel}: {exc.strerror}") from None
-    return {"path": rel, "deleted": True}
+    return {"path": rel, "deleted": True, "kept": kept}
 
 
 def rename(scope: Scope, old: str, new: str) -> dict[str, Any]:
@@ -213,6 +238,7 @@ def rename(scope: Scope, old: str, new: str) -> dict[str, Any]:
     dst = in_scope(scope, new)
     if not src.is_file():  # before the lock, which would create the scope's folder
         raise InputError(f"{old} does not exist")
+    _not_memory_md(scope, src, old, "renamed")
     with locked(scope.root):
         if not src.is_file():
             raise InputError(f"{old} does not exist")
