@@ -208,10 +208,11 @@ def curate(
     for name, ns in by_scope.items():
         scope = workspace.scopes[name]
         _merge(scope, promos, ns, seqs, actions, today, dry_run=False)
-        if any(actions[n] in ("added", "superseded") for n in ns):  # 3. under the cap
-            r = consolidate(scope, cap=cap, today=today)
-            if r.written:
-                report.consolidated.append(r.as_dict())
+        # 3. under the cap (also when nothing was added: a consolidation a crash cut
+        # short is finished; consolidate returns at once for a file under its cap)
+        r = consolidate(scope, cap=cap, today=today)
+        if r.written:
+            report.consolidated.append(r.as_dict())
     _report(report, promos, actions, seqs, planned=False)
     for src, dst in olds:  # 4. old daily files
         report.archived.append(_archive(src, dst))

@@ -112,11 +112,11 @@ def python_chain(c: Case) -> dict[str, Any]:
     for note in c.checkpoints:
         state.add_checkpoint(parse_checkpoint(Path(note).read_bytes()))
 
-    def blobs(content: str) -> bytes | None:
-        p = root / "content" / content[3:5] / content[5:]
-        return p.read_bytes() if p.exists() else None
+    from memory_chain.chain.content.store import ContentStore
 
-    report = verify_lines(_split((root / "chain.jsonl").read_bytes()), blobs=blobs, state=state)
+    store = ContentStore(root / "content")  # the reference reader: packs, hints, loose files
+    report = verify_lines(_split((root / "chain.jsonl").read_bytes()), blobs=store.raw, state=state)
+    store.close()
     f = report.failure
     return verdict(True) if f is None else verdict(False, f.step, f.reason, f.seq)
 
@@ -276,11 +276,19 @@ class Builder:
         case.python = PYTHON[case.kind](case)
         self.cases.append(case)
 
-    def chain_copy(self, name: str) -> Path:
+    def chain_copy(self, name: str, *, packs: bool = False) -> Path:
+        """A copy of the base chain; its blobs one file each, or (``packs``) in its packs."""
         d = self.folder / "chains" / name
         shutil.copytree(self.base, d, ignore=shutil.ignore_patterns("lock", "*.key", "*.enc"))
-        _loosen(d / "content")
+        if not packs:
+            _loosen(d / "content")
         return d
+
+    def packed(self, name: str, edit: Callable[[Path], None]) -> None:
+        """A case over the base chain's content packs as written (FORMAT.md 6.1, 6.2)."""
+        d = self.chain_copy(name, packs=True)
+        edit(d)
+        self.add(Case(name, "chain", str(d), checkpoints=self.notes(d)))
 
     def notes(self, d: Path) -> list[str]:
         return [str(p) for p in sorted((d / "checkpoints").glob("*.note"))]
@@ -560,6 +568,76 @@ class Builder:
             _tar_edit(data, b"Deploys go out on Tuesdays.", b"Deploys go out on Mondays!."),
         )
 
+    def packs(self) -> None:
+        """Issue 22: the content packs, byte by byte, as the second verifier reads them."""
+        from memory_chain.chain.content.store import HEAD, PACK_MAGIC, ContentStore
+
+        store = ContentStore(self.base / "content")
+        records = [r for r in store.records() if r.live]
+        store.close()
+        # The record of "Deploys go out on Tuesdays." (seq 2), and where its fields are.
+        rec = next(r for r in records if r.size == len(b"Deploys go out on Tuesdays."))
+        pack = "content/packs/00000000.pack"
+
+        def edit_pack(change: Callable[[bytearray], None]) -> Callable[[Path], None]:
+            def run(d: Path) -> None:
+                data = bytearray((d / pack).read_bytes())
+                change(data)
+                (d / pack).write_bytes(bytes(data))
+
+            return run
+
+        def flip(at: int) -> Callable[[bytearray], None]:
+            def run(data: bytearray) -> None:
+                data[at] ^= 0x01
+
+            return run
+
+        def erase(data: bytearray) -> None:
+            data[rec.offset] = ord("E")
+            data[rec.offset + HEAD : rec.offset + HEAD + rec.size] = bytes(rec.size)
+
+        def sound_copy_after(data: bytearray) -> None:
+            good = bytes(data[rec.offset : rec.offset + HEAD + rec.size + 4])
+            data[rec.offset + HEAD] ^= 0x20  # the first copy altered
+            data += good  # a sound copy at the end
+
+        def junk(data: bytearray) -> None:
+            data += b"L" + b"\x00" * 20  # a record a crash cut short
+
+        def move_to_second_pack(d: Path) -> None:
+            data = bytearray((d / pack).read_bytes())
+            body = bytes(data[rec.offset : rec.offset + HEAD + rec.size + 4])
+            data[rec.offset : rec.offset + HEAD + rec.size + 4] = b"\x00" * len(body)
+            (d / pack).write_bytes(bytes(data))
+            (d / "content/packs/00000001.pack").write_bytes(PACK_MAGIC + body)
+
+        def lying_hint(d: Path) -> None:
+            shard = d / "content/packs/index" / f"{rec.digest[0]:02x}"
+            data = bytearray(shard.read_bytes())
+            at = data.find(rec.digest)
+            data[at + 36 : at + 44] = (8).to_bytes(8, "big")  # points at the first record
+            shard.write_bytes(bytes(data))
+
+        self.packed("packs: as written", lambda d: None)
+        self.packed(
+            "packs: hints deleted", lambda d: shutil.rmtree(d / "content" / "packs" / "index")
+        )
+        self.packed("packs: a hint points at another record", lying_hint)
+        self.packed("packs: a byte of a record altered", edit_pack(flip(rec.offset + HEAD + 3)))
+        self.packed("packs: a record's digest altered", edit_pack(flip(rec.offset + 5)))
+        self.packed("packs: a record's length altered", edit_pack(flip(rec.offset + 36)))
+        self.packed(
+            "packs: a record's trailing length altered",
+            edit_pack(flip(rec.offset + HEAD + rec.size + 3)),
+        )
+        self.packed("packs: a record erased with no redaction", edit_pack(erase))
+        self.packed("packs: the magic damaged", edit_pack(flip(3)))
+        self.packed("packs: the pack file deleted", lambda d: (d / pack).unlink())
+        self.packed("packs: an altered copy before a sound one", edit_pack(sound_copy_after))
+        self.packed("packs: a torn record after the last one", edit_pack(junk))
+        self.packed("packs: a record moved to a second pack", move_to_second_pack)
+
     def mutations(self) -> None:
         """Seeded random byte changes of a chain, a bundle and an archive."""
         from memory_chain.chain.audit.proofs import prove_entry
@@ -801,6 +879,7 @@ def build(folder: Path) -> list[Case]:
     b.bundles()
     b.consistency()
     b.archives()
+    b.packs()
     b.mutations()
     return b.cases
 

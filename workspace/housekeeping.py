@@ -136,15 +136,15 @@ def consolidate(
         if len(doc.lines) <= cap:
             return report
         doc = _merge_duplicates(doc, report)
-        moves: list[tuple[str, list[str]]] = []
+        moves: list[tuple[str, list[tuple[str, list[str]]]]] = []
         while len(doc.lines) > cap:
             candidates = [s for s in doc.sections if s.entries and s.title.casefold() != "links"]
             if not candidates:
                 break
             biggest = max(candidates, key=lambda s: sum(e.end - e.start for e in s.entries))
             title = biggest.title or "Notes"
-            lines = [line for e in biggest.entries for line in doc.lines[e.start : e.end]]
-            moves.append((title, lines))
+            blocks = [(e.text, doc.lines[e.start : e.end]) for e in biggest.entries]
+            moves.append((title, blocks))
             report.changed.append(
                 {"moved": title, "entries": len(biggest.entries), "to": f"memory/{slug(title)}.md"}
             )
@@ -153,8 +153,8 @@ def consolidate(
         report.lines_after = len(doc.lines)
         if dry_run:
             return report
-        for title, lines in moves:
-            _append_topic(scope, title, lines, day)
+        for title, blocks in moves:
+            _append_topic(scope, title, blocks, day)
         after = doc.render()
 
         def change(current: bytes | None) -> bytes:
@@ -190,13 +190,23 @@ def _link(doc: Document, title: str) -> Document:
     return doc.append_to_section("Links", [f"- [{title}]({target})"])
 
 
-def _append_topic(scope: Scope, title: str, lines: list[str], day: date) -> None:
-    """Add entry lines to the ``## title`` section of memory/<slug>.md (lock held)."""
+def _append_topic(scope: Scope, title: str, blocks: list[tuple[str, list[str]]], day: date) -> None:
+    """Add entries (text, lines) to the ``## title`` section of memory/<slug>.md (lock held).
+
+    An entry whose text the topic file already holds is not added again: a
+    consolidation stopped after the topic file was written and before
+    MEMORY.md was (a crash, an edit meanwhile) is finished by the next one
+    without a second copy.
+    """
     path = scope.memory_dir / f"{slug(title)}.md"
 
     def change(current: bytes | None) -> bytes:
         head = f"# {title}\n\n> Summary: {title.casefold()}, moved from MEMORY.md on {iso(day)}\n\n"
         doc = Document.parse(current if current else encode(head))
+        there = {normalize(e.text) for e in doc.entries()}
+        lines = [ln for text, block in blocks if normalize(text) not in there for ln in block]
+        if not lines:
+            return doc.render()
         return doc.append_to_section(
             title, [ln if ln.endswith("\n") else ln + "\n" for ln in lines]
         ).render()

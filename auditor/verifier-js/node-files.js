@@ -1,12 +1,13 @@
 // Reading cases from files under node (cli.mjs); the browser page reads
 // dropped files instead. One result shape for every kind.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { toHex } from "./bytes.js";
 import { parseCheckpoint } from "./checkpoint.js";
 import { verifyChain } from "./chain.js";
 import { BundleError, verifyBundle, verifyConsistencyFile } from "./bundle.js";
 import { verifyArchive } from "./archive.js";
+import { packReader } from "./packs.js";
 
 const failed = (f) => ({ ok: false, step: f.step, reason: f.reason, seq: f.seq, message: f.message });
 
@@ -14,15 +15,21 @@ function chainCase(c) {
   const dir = statSync(c.path).isDirectory() ? c.path : null;
   const bytes = readFileSync(dir === null ? c.path : join(dir, "chain.jsonl"));
   const checkpoints = c.checkpoints.map((p) => parseCheckpoint(readFileSync(p)));
-  const blobs =
-    dir === null
-      ? null
-      : (hash) => {
-          const file = join(dir, "content", hash.slice(3, 5), hash.slice(5));
-          return existsSync(file) ? new Uint8Array(readFileSync(file)) : null;
-        };
+  const blobs = dir === null ? null : contentOf(dir);
   const r = verifyChain(new Uint8Array(bytes), { trustedKey: c.trusted_key, chainId: c.chain_id, checkpoints, blobs });
   return r.ok ? { ok: true, step: null, reason: null, seq: null, message: null, entries: r.entries, head: r.head, root: r.root } : failed(r.failure);
+}
+
+// A data directory's content (FORMAT.md 6): its packs, then one file per blob.
+function contentOf(dir) {
+  const packsDir = join(dir, "content", "packs");
+  const names = existsSync(packsDir) ? readdirSync(packsDir).filter((n) => /^[0-9]{8}\.pack$/.test(n)).sort() : [];
+  const packs = names.map((n) => new Uint8Array(readFileSync(join(packsDir, n))));
+  const loose = (hex) => {
+    const file = join(dir, "content", hex.slice(0, 2), hex.slice(2));
+    return existsSync(file) ? new Uint8Array(readFileSync(file)) : null;
+  };
+  return packReader(packs, loose);
 }
 
 function bundleCase(c) {

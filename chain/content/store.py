@@ -275,6 +275,12 @@ class ContentStore:
                 if blake3(data).digest() == digest:
                     return data
                 altered = altered if altered is not None else data
+        if altered is not None and not self._scanned:
+            # Only altered copies were hinted: a sound one the hints miss still wins (6.1).
+            self._rescan()
+            for rec, data in self._all_records(digest, search=False):
+                if rec.live and blake3(data).digest() == digest:
+                    return data
         loose = self._read_loose(content_hash)
         return loose if loose is not None else altered
 
