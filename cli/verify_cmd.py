@@ -113,15 +113,36 @@ def verify(
         verify_bundle_file(bundle, trusted_key, chain_id, as_json)
         return
     from memory_chain.chain.audit.verify_ledger import verify_ledger
+    from memory_chain.chain.format.errors import IntegrityError
 
-    report = verify_ledger(
-        open_ledger(),
-        from_seq=from_seq,
-        trusted_key=trusted_key_arg(trusted_key),
-        chain_id=chain_id,
-        workers=workers,
-        incremental=not full,
-    )
+    try:
+        report = verify_ledger(
+            open_ledger(),
+            from_seq=from_seq,
+            trusted_key=trusted_key_arg(trusted_key),
+            chain_id=chain_id,
+            workers=workers,
+            incremental=not full,
+        )
+    except IntegrityError as exc:
+        if not as_json:
+            raise
+        # Refused before the scan (FORMAT.md 5.2: a stored checkpoint that does not parse):
+        # --json still answers, with the reason (it printed nothing).
+        emit_json(
+            {
+                "ok": False,
+                "entries": None,
+                "checked": None,
+                "failure": {
+                    "seq": exc.seq,
+                    "step": None,
+                    "reason": exc.reason,
+                    "message": exc.message,
+                },
+            }
+        )
+        sys.exit(1)
     f = report.failure
     audit = None
     if with_anchors and f is None:

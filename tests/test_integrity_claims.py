@@ -167,3 +167,40 @@ def test_verify_of_an_old_directory_writes_nothing(cli: Cli) -> None:
     cli.ok("add", "written by this release")
     assert _packs(cli) and (cli.root / "content" / "packs" / "00000000.pack").exists()
     assert cli.ok("verify").out.startswith("ok: 15 entries verified")
+
+
+GOLDEN = Path(__file__).parent / "vectors" / "golden"
+
+
+def test_the_golden_vector_verifies_as_shipped(cli: Cli) -> None:
+    """FORMAT.md 7 says a verifier needs only chain.jsonl and content/: `verify` of the golden
+    vector exited 2 for lack of a config.json. It verifies now and writes nothing; a write to
+    such a directory is refused (it has no config)."""
+    shutil.copytree(GOLDEN, cli.root)
+    before = _tree(cli.root)
+    out = cli.ok("verify").out
+    assert out.startswith("ok: 12 entries verified")
+    assert _tree(cli.root) == before
+    refused = cli.run("add", "a memory")
+    assert 2 == refused.code and refused.err.startswith("error: ")
+    assert _tree(cli.root) == before
+
+
+def test_a_crash_left_file_in_checkpoints_is_ignored(deployed: Cli) -> None:
+    """FORMAT.md 11.4 / 5.2: only *.note files are read from checkpoints/; a crash's .tmp
+    file there never makes verify refuse."""
+    deployed.ok("checkpoint")
+    tmp = deployed.root / "checkpoints" / "00000000000000000002.note.4242.deadbeef.tmp"
+    tmp.write_bytes(b"half a note")
+    assert deployed.ok("verify", "--full").out.startswith("ok: 2 entries verified")
+
+
+def test_verify_json_answers_a_bad_checkpoint(deployed: Cli) -> None:
+    """A stored checkpoint that does not parse: `verify --json` printed nothing."""
+    deployed.ok("checkpoint")
+    (note,) = (deployed.root / "checkpoints").glob("*.note")
+    note.write_bytes(b"not a checkpoint\n")
+    result = deployed.run("verify", "--json")
+    assert 1 == result.code
+    out = json.loads(result.out)
+    assert (False, "bad-checkpoint") == (out["ok"], out["failure"]["reason"])

@@ -97,8 +97,10 @@ class Layout:
 class Config:
     """config.json: a JSON object whose unknown fields survive a rewrite."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], *, missing: bool = False) -> None:
         self.data = data
+        #: True when the directory holds a chain but no config.json (read only: 7.1).
+        self.missing = missing
 
     @classmethod
     def new(cls, name: str, key_mode: str, chain_id: str) -> Config:
@@ -113,7 +115,9 @@ class Config:
         )
 
     @classmethod
-    def load(cls, layout: Layout) -> Config:
+    def load(cls, layout: Layout, *, reader: bool = False) -> Config:
+        """config.json; with ``reader``, a directory holding chain.jsonl without one reads
+        as defaults marked ``missing`` (a verifier needs only chain.jsonl and content/)."""
         if not layout.root.is_dir():
             raise ChainStateError(
                 f"no data directory at {layout.root}",
@@ -122,6 +126,8 @@ class Config:
         try:
             raw = layout.config.read_bytes()
         except FileNotFoundError:
+            if reader and layout.chain.exists():
+                return cls({"format": CONFIG_FORMAT}, missing=True)
             raise ChainStateError(
                 f"no chain in {layout.root} (config.json is missing)",
                 hint="run `memory-chain init` to create one",

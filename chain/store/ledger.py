@@ -130,7 +130,7 @@ class Ledger:
         clock: Clock = system_clock,
     ) -> None:
         self.layout = Layout(root)
-        self.config = Config.load(self.layout)
+        self.config = Config.load(self.layout, reader=True)
         self.store = ContentStore(self.layout.content)
         self.passphrase = passphrase
         self.clock = clock
@@ -300,6 +300,12 @@ class Ledger:
 
     @contextlib.contextmanager
     def _flocked(self) -> Iterator[tuple[int, Head]]:
+        if self.config.missing:
+            raise ChainStateError(
+                f"{self.layout.config} is missing: this chain can be read and verified, "
+                "not written",
+                hint="restore config.json from a backup; nothing was written",
+            )
         if self._lock_fd is None:
             try:
                 self._lock_fd = os.open(self.layout.lock, os.O_RDWR | os.O_CREAT, 0o600)
