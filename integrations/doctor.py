@@ -12,6 +12,7 @@ import stat
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from memory_chain.chain.format.config import Config, Layout
 from memory_chain.chain.format.errors import MemoryChainError
 
 from .api import Memory
@@ -54,9 +55,36 @@ def _data_dir(memory: Memory) -> list[Check]:
         )
     else:
         out.append(Check("data directory", "ok", f"{root} (mode {mode:o})"))
+    config_ok = True
+    try:
+        config = Config.load(Layout(root))
+        out.append(
+            Check("config", "ok", f"config.json: agent {config.name!r}, key mode {config.key_mode}")
+        )
+    except MemoryChainError as exc:
+        config_ok = False
+        out.append(
+            Check(
+                "config",
+                "fail",
+                f"{exc.message}",
+                f"restore {Layout(root).config} from a backup (nothing can be written "
+                "until it is back)",
+            )
+        )
     from memory_chain.chain.format.keys import key_file
 
-    key_mode = memory.ledger.config.key_mode
+    if not config_ok:  # the key mode is in config.json: which key file is unknown
+        out.append(
+            Check(
+                "signing key",
+                "warn",
+                "not checked: config.json cannot be read, so the key mode is unknown",
+                "fix config.json first",
+            )
+        )
+        return out
+    key_mode = config.key_mode
     path = key_file(root, key_mode)
     if path is None:
         out.append(Check("signing key", "ok", "env mode: the key is in $MEMORY_CHAIN_SIGNING_KEY"))
@@ -288,16 +316,16 @@ def _anchors(memory: Memory) -> list[Check]:
 
 
 def diagnose(memory: Memory) -> list[Check]:
-    """Every check, in order; a check that cannot run says why (status fail)."""
+    """Every check, in order; a check that cannot run says why (status fail).
+
+    Each runs on its own: a directory broken in several ways is reported in
+    all of them (a bad config.json stopped every check after it).
+    """
     checks: list[Check] = []
-    checks += _data_dir(memory)
     sections = (
-        [_chain, _workspace, _agents, _schedules, _anchors]
+        [_data_dir, _chain, _workspace, _agents, _schedules, _anchors]
         if memory.has_chain
-        else [
-            _agents,
-            _schedules,
-        ]
+        else [_data_dir, _agents, _schedules]
     )
     for section in sections:
         try:

@@ -26,6 +26,7 @@ def test_a_set_up_agent_is_healthy(populated: Cli, tmp_path: Path) -> None:
     statuses = {name: c["status"] for name, c in checks.items()}
     assert {
         "data directory": "ok",
+        "config": "ok",
         "signing key": "warn",  # raw: a reminder, not a failure
         "chain": "ok",
         "index": "ok",
@@ -77,3 +78,34 @@ def test_broken_settings_and_a_failed_job_fail(populated: Cli) -> None:
     assert "fail" == checks["claude code settings"]["status"]
     assert "fail" == checks["job capture"]["status"]
     assert json.loads((populated.root / "jobs" / "capture.json").read_text())["ok"] is False
+
+
+def test_a_bad_config_is_reported_and_the_other_checks_still_run(populated: Cli) -> None:
+    """Issue 22: `doctor --json` on a config.json that is not JSON printed nothing and stopped.
+    Now the config check fails with its file, and every other check still answers (the
+    signing key, whose file the config names, is not guessed at)."""
+    (populated.root / "config.json").write_text("{not json")
+    result = populated.run("doctor", "--json")
+    assert 1 == result.code
+    checks = {c["name"]: c for c in result.json()["checks"]}
+    assert "fail" == checks["config"]["status"]
+    assert str(populated.root / "config.json") in checks["config"]["fix"]
+    assert "warn" == checks["signing key"]["status"]
+    assert "key mode is unknown" in checks["signing key"]["detail"]
+    assert {"data directory", "chain", "workspace", "schedules"} <= set(checks)
+
+
+def test_a_directory_broken_three_ways_reports_all_three(populated: Cli) -> None:
+    """Group-writable data directory, a key others can read, a tampered line: three fails
+    (two were reported), each fix naming the right file."""
+    populated.root.chmod(0o775)
+    (populated.root / "agent.key").chmod(0o644)
+    lines = populated.chain.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"tier":"ephemeral"', b'"tier":"committed"')
+    populated.chain.write_bytes(b"".join(lines))
+    checks = {c["name"]: c for c in populated.run("doctor", "--json").json()["checks"]}
+    assert "fail" == checks["data directory"]["status"]
+    assert f"chmod go-w {populated.root}" == checks["data directory"]["fix"]
+    assert "fail" == checks["signing key"]["status"]
+    assert f"chmod 600 {populated.root / 'agent.key'}" == checks["signing key"]["fix"]
+    assert "fail" == checks["chain"]["status"] and "seq 2" in checks["chain"]["detail"]
