@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from memory_chain.chain.format.errors import MemoryChainError
 
@@ -45,22 +45,52 @@ INSTRUCTIONS = (
 )
 
 
+def _agent_hint(hint: str | None) -> str:
+    """`` (hint: ...)`` for an agent: the clauses that name a command-line flag or command
+    (--child, --allow-secret, `memory-chain ...`) are left out, as an agent has none."""
+    if not hint:
+        return ""
+    kept = [c.strip() for c in hint.split(";") if "--" not in c and "memory-chain" not in c]
+    kept = [c for c in kept if c]
+    return f" (hint: {'; '.join(kept)})" if kept else ""
+
+
 def _fail(exc: MemoryChainError) -> ToolError:
-    hint = f" (hint: {exc.hint})" if exc.hint else ""
-    return ToolError(f"{exc.message}{hint}")
+    return ToolError(f"{exc.message}{_agent_hint(exc.hint)}")
 
 
 def _files(memory: Memory, request: dict[str, Any]) -> Any:
     reply = memory.files({k: v for k, v in request.items() if v is not None})
     if not reply.get("ok"):
-        hint = f" (hint: {reply['hint']})" if reply.get("hint") else ""
-        raise ToolError(f"{reply.get('error')}{hint}")
+        raise ToolError(f"{reply.get('error')}{_agent_hint(reply.get('hint'))}")
     return reply["result"]
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail their schema reported in one line.
+
+    The SDK answers with pydantic's text: several lines, the rejected value
+    and a URL; an agent reads "invalid arguments for add: content: Field
+    required" better.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                parts = [
+                    f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                    for err in cause.errors()
+                ]
+                raise ToolError(f"invalid arguments for {name}: {'; '.join(parts)}") from None
+            raise
 
 
 def build_server(memory: Memory) -> MCPServer:
     """The server over ``memory`` (which stays open while it runs)."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "memory-chain",
         instructions=INSTRUCTIONS,
         version=_version(),

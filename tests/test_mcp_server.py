@@ -266,3 +266,28 @@ def test_file_tools_never_lose_memory_md_and_keep_what_they_delete(
     for is_error, text in out["refused"]:
         assert is_error is True and "MEMORY.md is not" in text and "by a tool" in text
     assert memory.read_bytes() == before
+
+
+def test_tool_errors_are_one_line_with_no_command_line_hints(served: tuple[Cli, Path]) -> None:
+    """Issue 22: MCP errors carried CLI-only hints (--child, --allow-secret) and pydantic's
+    multi-line validation text. Each is one line an agent can act on now."""
+
+    async def body(s: ClientSession) -> list[str]:
+        calls = [
+            ("add", {}),
+            ("search", {"query": "x", "limit": "many"}),
+            ("remember", {"text": "one\ntwo"}),
+            ("add", {"content": "the key is AKIAQ7W2E4R6T8Y1U3I5"}),
+        ]
+        out = []
+        for name, args in calls:
+            result = await s.call_tool(name, args)
+            assert result.is_error, (name, args)
+            out.append(_text(result))
+        return out
+
+    texts = _session(*served, body)
+    for text in texts:
+        assert "\n" not in text and "--" not in text and "pydantic" not in text, text
+    assert texts[0] == "invalid arguments for add: content: Field required"
+    assert texts[1].startswith("invalid arguments for search: limit: ")
