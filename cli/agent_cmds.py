@@ -34,6 +34,20 @@ def _warn_no_chain() -> None:
             "sessions start with memory",
             err=True,
         )
+    pin_here()
+
+
+def pin_here() -> None:
+    """After an install: doors started without $MEMORY_CHAIN_WORKSPACE read the same one."""
+    from memory_chain.integrations.files import pin_workspace
+
+    pinned = pin_workspace(Path(data_dir()))
+    if pinned is not None:
+        click.echo(
+            f"pinned the workspace {pinned} in config.json: timers, hooks and the MCP server "
+            "read it even without $MEMORY_CHAIN_WORKSPACE",
+            err=True,
+        )
 
 
 def _print_change(change: Any, as_json: bool, verb: str) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .agent_cmds import _dir_for_command
+from .agent_cmds import _dir_for_command, pin_here
 from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
 
 
@@ -86,6 +86,7 @@ def schedule_install(
                 click.echo(f"# {sched.unit_dir() / name}\n{text}")
         return
     done = sched.install(p, kind)
+    pin_here()
     if as_json:
         emit_json(done.as_dict())
         return

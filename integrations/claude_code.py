@@ -125,6 +125,16 @@ def program(data_dir: Path | None = None) -> list[str]:
     return base
 
 
+#: What a file committed for the whole team runs: each person's own memory-chain (PATH) and
+#: own data directory ($MEMORY_CHAIN_DIR, else ~/.memory-chain); no personal absolute path.
+SHARED_PROGRAM: Final = ("memory-chain",)
+
+
+def program_for(scope: str, data_dir: Path | None) -> list[str]:
+    """program() for a personal scope (user, local); SHARED_PROGRAM for the project scope."""
+    return list(SHARED_PROGRAM) if scope == "project" else program(data_dir)
+
+
 def _is_ours(handler: Any, event: str) -> bool:
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
@@ -312,7 +322,7 @@ def _installed_events(data: dict[str, Any]) -> dict[str, str]:
 
 def install_hooks(scope: str, project: Path | None, data_dir: Path | None) -> Change:
     path = settings_path(scope, project)
-    prog = program(data_dir)
+    prog = program_for(scope, data_dir)
     return _rewrite(path, lambda d: with_hooks(d, prog, path), [s.event for s in HOOKS])
 
 
@@ -366,14 +376,14 @@ def _table_at(data: dict[str, Any], keys: list[str], path: Path, create: bool) -
     return node
 
 
-def server_entry(data_dir: Path | None) -> dict[str, Any]:
-    prog = program(data_dir)
+def server_entry(data_dir: Path | None, scope: str = "user") -> dict[str, Any]:
+    prog = program_for(scope, data_dir)
     return {"type": "stdio", "command": prog[0], "args": [*prog[1:], "mcp"]}
 
 
 def install_mcp(scope: str, project: Path | None, data_dir: Path | None) -> Change:
     path, keys = _mcp_place(scope, project)
-    entry = server_entry(data_dir)
+    entry = server_entry(data_dir, scope)
 
     def change(data: dict[str, Any]) -> dict[str, Any]:
         new = copy.deepcopy(data)

@@ -195,7 +195,22 @@ def _workspace(memory: Memory) -> list[Check]:
             )
         ]
     note = f"; {len(findings)} note(s)" if findings else ""
-    return [Check("workspace", "ok", f"{scopes}{note}")]
+    out = [Check("workspace", "ok", f"{scopes}{note}")]
+    from .files import workspace_drift
+
+    drift = workspace_drift(memory.data_dir)
+    if drift is not None:
+        out.append(
+            Check(
+                "workspace pin",
+                "warn",
+                f"this shell reads {drift[0]} ($MEMORY_CHAIN_WORKSPACE); timers, hooks and the "
+                f"MCP server started without it read {drift[1]}",
+                "run `memory-chain schedule install` (or hooks / mcp install) again: it pins "
+                "the workspace in config.json",
+            )
+        )
+    return out
 
 
 def _agents(memory: Memory) -> list[Check]:

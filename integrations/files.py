@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["append_line", "utc_now", "write_if_changed"]
+__all__ = ["append_line", "pin_workspace", "utc_now", "workspace_drift", "write_if_changed"]
 
 
 def utc_now() -> str:
@@ -40,3 +40,47 @@ def write_if_changed(path: Path, data: bytes) -> bool:
         pass
     replace_file(path, data)
     return True
+
+
+def workspace_drift(data_dir: Path) -> tuple[Path, Path] | None:
+    """(the user workspace this shell reads, the one a door without its environment reads),
+    when $MEMORY_CHAIN_WORKSPACE makes them differ; else None.
+
+    Timers, hooks and the MCP server may run without the variable: they read
+    config.json's "workspace", else <data dir>/workspace.
+    """
+    from memory_chain.chain.format.config import Config, Layout
+    from memory_chain.chain.format.errors import MemoryChainError
+    from memory_chain.workspace.scopes import ENV_WORKSPACE, resolve_user_root
+
+    env = os.environ.get(ENV_WORKSPACE)
+    if not env:
+        return None
+    try:
+        config = Config.load(Layout(data_dir)).data
+    except MemoryChainError:
+        config = {}
+    here = Path(env).expanduser().absolute()
+    elsewhere = resolve_user_root(data_dir, None, config, environ=False).absolute()
+    return None if here == elsewhere else (here, elsewhere)
+
+
+def pin_workspace(data_dir: Path) -> Path | None:
+    """Write the workspace $MEMORY_CHAIN_WORKSPACE names into config.json ("workspace") when
+    doors started without that variable would read another one; the pinned path, or None.
+
+    An installed timer, hook or MCP server then captures into, and reads, the
+    workspace the person set up (they went to <data dir>/workspace before).
+    """
+    from memory_chain.chain.format.config import Config, Layout
+
+    drift = workspace_drift(data_dir)
+    if drift is None:
+        return None
+    layout = Layout(data_dir)
+    if not layout.config.exists():
+        return None  # no chain yet: `init` comes first
+    config = Config.load(layout)
+    config.data["workspace"] = str(drift[0])
+    config.save(layout)
+    return drift[0]

@@ -8,9 +8,9 @@ machine slept is made up), then ``systemctl --user daemon-reload`` and
 ``enable --now`` of the timers when a user manager runs.
 
 cron: one block in the user's crontab between ``# BEGIN memory-chain`` and
-``# END memory-chain`` (what is outside it is kept as it is), with
-``CRON_TZ=UTC`` for the weekly jobs (cronie and busybox honour it; where
-cron ignores it, the jobs run at that hour local time). The crontab is
+``# END memory-chain`` (what is outside it is kept as it is), its times in
+the machine's local time at the UTC offset when installed (Debian's cron
+ignores ``CRON_TZ``, so the block relied on it no longer). The crontab is
 read with ``crontab -l`` and written with ``crontab -``
 (``$MEMORY_CHAIN_CRONTAB`` names another program).
 
@@ -216,13 +216,45 @@ def _ours(folder: Path) -> list[Path]:
 # -- cron ----------------------------------------------------------------------------
 
 
-def crontab_block(p: Plan) -> str:
-    lines = [BEGIN, "CRON_TZ=UTC"]
+def local_cron(expr: str, offset_minutes: int) -> str:
+    """A UTC cron expression of the form "M H * * D" in local time (others as they are).
+
+    Debian's cron (vixie) ignores CRON_TZ: a crontab's times are the
+    machine's local time, so the UTC times are written converted, at the
+    UTC offset in force when installed.
+    """
+    parts = expr.split()
+    if len(parts) != 5 or not parts[0].isdigit() or not parts[1].isdigit():
+        return expr  # every 30 minutes: the same in every zone with whole-hour offsets
+    minutes = int(parts[1]) * 60 + int(parts[0]) + offset_minutes
+    day_shift, minutes = divmod(minutes, 24 * 60)
+    dow = parts[4]
+    if dow.isdigit():
+        dow = str((int(dow) + day_shift) % 7)
+    return f"{minutes % 60} {minutes // 60} {parts[2]} {parts[3]} {dow}"
+
+
+def utc_offset_minutes() -> int:
+    """The machine's UTC offset now, in minutes (local time = UTC + offset)."""
+    import time
+
+    return -(time.altzone if time.localtime().tm_isdst > 0 else time.timezone) // 60
+
+
+def crontab_block(p: Plan, offset_minutes: int | None = None) -> str:
+    offset = utc_offset_minutes() if offset_minutes is None else offset_minutes
+    sign = "+" if offset >= 0 else "-"
+    zone = f"UTC{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"
+    lines = [
+        BEGIN,
+        f"# times are this machine's local time ({zone} when installed; cron ignores "
+        "CRON_TZ here): run `memory-chain schedule install` again after a clock change",
+    ]
     for job, argv in p.commands.items():
         lines.append(f"# {DESCRIPTIONS[job]}")
         # cron turns an unescaped % into a newline (the rest is the job's stdin).
         command = shlex.join(argv).replace("%", "\\%")
-        lines.append(f"{CRON[job]} {command} >/dev/null 2>&1")
+        lines.append(f"{local_cron(CRON[job], offset)} {command} >/dev/null 2>&1")
     lines.append(END)
     return "\n".join(lines) + "\n"
 

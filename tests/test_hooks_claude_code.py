@@ -371,7 +371,15 @@ def test_mcp_registration_in_each_scope(raw: Cli, project: Path) -> None:
     assert "stdio" == entry["type"] and "mcp" == entry["args"][-1]
     assert entry == data["projects"][str(project)]["mcpServers"]["memory-chain"]
     shared = json.loads((project / ".mcp.json").read_text())
-    assert entry == shared["mcpServers"]["memory-chain"]
+    # Issue 22: the file committed for the team names no personal path (it held this
+    # machine's absolute program path and data directory).
+    assert {"type": "stdio", "command": "memory-chain", "args": ["mcp"]} == shared["mcpServers"][
+        "memory-chain"
+    ]
+    assert str(raw.root) not in (project / ".mcp.json").read_text()
+    raw.ok("hooks", "install", "claude-code", "--scope", "project", "--project", str(project))
+    settings = (project / ".claude" / "settings.json").read_text()
+    assert str(raw.root) not in settings and '"memory-chain hook SessionStart"' in settings
     raw.ok("mcp", "uninstall", "claude-code")
     assert "memory-chain" not in json.loads(claude_json.read_text())["mcpServers"]
 

@@ -264,3 +264,50 @@ def test_a_percent_sign_is_escaped_in_the_crontab(tmp_path: Path) -> None:
     block = crontab_block(plan(["memory-chain"], transcripts=folder))
     line = next(x for x in block.splitlines() if "job capture" in x)
     assert "100\\%done" in line and "100%done" not in line.replace("\\%", "")
+
+
+@pytest.mark.parametrize(
+    ("offset", "curate", "maintain"),
+    [
+        (0, "0 10 * * 0", "0 11 * * 0"),
+        (60, "0 11 * * 0", "0 12 * * 0"),
+        (-600, "0 0 * * 0", "0 1 * * 0"),
+        (-660, "0 23 * * 6", "0 0 * * 0"),
+        (840, "0 0 * * 1", "0 1 * * 1"),
+        (330, "30 15 * * 0", "30 16 * * 0"),
+    ],
+)
+def test_the_crontab_is_written_in_local_time(offset: int, curate: str, maintain: str) -> None:
+    """Issue 22: the block relied on CRON_TZ=UTC, which Debian's cron ignores (the weekly jobs
+    ran at 10:00 local). The UTC times are written in local time now, day included."""
+    from memory_chain.integrations.schedule import crontab_block, local_cron, plan
+
+    assert curate == local_cron("0 10 * * 0", offset)
+    assert maintain == local_cron("0 11 * * 0", offset)
+    assert "*/30 * * * *" == local_cron("*/30 * * * *", offset)
+    block = crontab_block(plan(["memory-chain"]), offset)
+    assert "CRON_TZ" not in block.replace("ignores CRON_TZ", "")
+    assert f"{curate} memory-chain job curate" in block
+
+
+def test_installing_pins_the_workspace_the_shell_uses(
+    raw: Cli, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 22: jobs and the MCP registration pinned only --dir, so a timer's captures went to
+    <data dir>/workspace while this shell (and its hooks) used $MEMORY_CHAIN_WORKSPACE, and
+    doctor did not notice. doctor warns now, and an install pins the workspace in
+    config.json, which every door reads."""
+    ws = tmp_path / "my-notes"
+    shell = {**env, "MEMORY_CHAIN_WORKSPACE": str(ws)}
+    warned = {c["name"]: c for c in raw.run("doctor", "--json", env=shell).json()["checks"]}
+    assert (
+        "warn" == warned["workspace pin"]["status"] and str(ws) in warned["workspace pin"]["detail"]
+    )
+    done = raw.run("schedule", "install", "--cron", env=shell)
+    assert 0 == done.code and "pinned the workspace" in done.err
+    config = json.loads((raw.root / "config.json").read_text())
+    assert str(ws) == config["workspace"]
+    checks = {c["name"]: c for c in raw.run("doctor", "--json", env=shell).json()["checks"]}
+    assert "workspace pin" not in checks
+    raw.ok("remember", "Kept where the timer reads too", env=env)  # no variable: a timer's view
+    assert "Kept where the timer reads too" in (ws / "MEMORY.md").read_text()

@@ -54,11 +54,16 @@ def resolve_user_root(
     data_dir: Path,
     explicit: str | os.PathLike[str] | None = None,
     config: dict[str, Any] | None = None,
+    *,
+    environ: bool = True,
 ) -> Path:
-    """The user workspace: explicit, else $MEMORY_CHAIN_WORKSPACE, else config, else default."""
+    """The user workspace: explicit, else $MEMORY_CHAIN_WORKSPACE, else config, else default.
+
+    ``environ`` False: as a door started without the variable finds it.
+    """
     if explicit:
         return Path(explicit).expanduser()
-    env = os.environ.get(ENV_WORKSPACE)
+    env = os.environ.get(ENV_WORKSPACE) if environ else None
     if env:
         return Path(env).expanduser()
     configured = (config or {}).get("workspace")
