@@ -193,12 +193,17 @@ class Memory:
         incrementally first, so nothing is signed on top of an edited chain.
         """
         from memory_chain.chain.audit.verify_ledger import require_verified
+        from memory_chain.chain.format.errors import InputError
         from memory_chain.chain.format.newentry import NewEntry
 
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:  # found by the fuzz pass: it escaped as a crash
+            raise InputError("the content is not valid Unicode text (a lone surrogate)") from None
         require_verified(self.ledger)
         r = self.ledger.add(
             NewEntry(
-                content=content.encode("utf-8"),
+                content=data,
                 type=type,
                 tier=tier,
                 source=source,

@@ -15,9 +15,10 @@ Values tell apart texts whose words agree (issue 22): its **numbers** (the
 words holding a digit: 30, 5433, v2, 1.5) and its **names** (a single
 letter or digit standing alone, "Team A"; not "a" or "I", nor "A" as the
 first word). Two texts with other names are never the same (Team A, Team
-B). Two texts with the same names whose numbers differ are not the same
-but a changed fact, a contradiction ("rotates every 30 days" against
-"every 90 days"), when their other keywords overlap by SIMILAR or more.
+B). Two texts with the same names whose numbers differ are not the same;
+they are a changed fact, a contradiction ("rotates every 30 days" against
+"every 90 days"), when exactly one number differs and their other keywords
+overlap by SIMILAR or more.
 """
 
 from __future__ import annotations
@@ -227,6 +228,8 @@ def _changed_number(a: Profile, b: Profile) -> bool:
     """The same words about the same names, with other numbers: a fact that changed."""
     if a.names != b.names or not a.numbers or not b.numbers or a.numbers == b.numbers:
         return False
+    if len(a.numbers) != len(b.numbers) or len(a.numbers ^ b.numbers) != 2:
+        return False  # one number changed; "Service 1 on 8080" / "Service 2 on 8081" are two
     if len(a.core) < 2 or len(b.core) < 2 or overlap(a.core, b.core) < SIMILAR:
         return False
     return overlap(a.plain, b.plain) >= RELATED  # keeps Merger's prefix filter exact

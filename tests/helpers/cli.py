@@ -132,6 +132,20 @@ class Cli:
         self._check(args, out, err)
         return Result(proc.returncode, out, err)
 
+    def invoke(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Result:
+        """Run main(argv) in this process, whatever its exit code (fast: for fuzzing)."""
+        run_env: dict[str, str | None] = {name: None for name in AMBIENT}
+        run_env.update(HOME=self.env["HOME"], MEMORY_CHAIN_DIR=str(self.root), **(env or {}))
+        showwarning = warnings.showwarning
+        try:
+            result = CliRunner().invoke(
+                _ViaMain("memory-chain"), list(args), input=stdin, env=run_env
+            )
+        finally:
+            warnings.showwarning = showwarning
+        self._check(args, result.stdout, result.stderr)
+        return Result(result.exit_code, result.stdout, result.stderr)
+
     def ok(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Result:
         """Run main(argv) in this process (fast, for setup and output checks); require exit 0."""
         run_env: dict[str, str | None] = {name: None for name in AMBIENT}
