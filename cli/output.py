@@ -78,6 +78,8 @@ def output_target(value: str | None, *, force: bool = False) -> Output:
         return Output(None)
     if not value or value.endswith("/"):
         raise _bad(f"not a file name: {value!r}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):  # NUL, newline: found by the fuzz
+        raise _bad(f"refusing the file name {value!r}: it holds a control character")
     given = Path(value)
     try:
         folder = Path(os.path.realpath(given.parent, strict=True))

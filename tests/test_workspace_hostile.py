@@ -243,3 +243,20 @@ def test_the_session_start_says_what_its_budget_left_out(raw: Cli) -> None:
     shown = sum(t in out for t in texts)
     assert 0 < shown < 400
     assert f"_{400 - shown:,} more memories were left out by the token budget" in out
+
+
+def test_tools_read_a_file_with_a_byte_that_is_not_utf8(raw: Cli) -> None:
+    """Found by the fuzz pass: `files read` (and the memory tool's view) of a file holding a
+    byte that is not UTF-8 failed with "this is a bug"; the byte reads as U+FFFD. A section
+    name with such a byte (or a secret) is refused, so an agent never writes one."""
+    memory = raw.root / "workspace" / "MEMORY.md"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_bytes(b"# Memory\n\n## Notes\n- caf\xe9 au lait\n")
+    assert "caf\ufffd au lait" in raw.ok("files", "read", "MEMORY.md").out
+    viewed = raw.run("tool", "memory", stdin=b'{"command": "view", "path": "/memories/MEMORY.md"}')
+    assert 0 == viewed.code and "caf\ufffd au lait" in viewed.out
+    refused = raw.run("remember", "x", "--section", b"bad \xff section")
+    assert 2 == refused.code and "not UTF-8" in refused.err
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert 2 == raw.run("remember", "x", "--section", token).code
+    assert token not in memory.read_text(errors="replace")

@@ -22,6 +22,7 @@ from memory_chain.chain.format.secrets import check as check_secret
 
 from .files import edit, keep_removed, locked
 from .markdown import decode
+from .markdown import shown as readable
 from .sandbox import check_content, in_scope, read_file, reserved
 from .scopes import Scope, Workspace
 
@@ -94,7 +95,7 @@ def _view(scope: Scope, req: dict[str, Any]) -> str:
             rows.append(f"{_size(child.stat().st_size)}\t{shown}")
         return _LISTING.format(path=path) + "\n" + "\n".join(rows)
     in_scope(scope, rel, shown=path)  # a file: the sandbox's own refusal
-    lines = decode(read_file(target, path)).split("\n")
+    lines = readable(decode(read_file(target, path))).split("\n")
     if len(lines) > MAX_LINES:
         raise ToolError(f"File {path} exceeds maximum line limit of {MAX_LINES:,} lines.")
     first, last = 1, len(lines)

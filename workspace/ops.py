@@ -108,6 +108,9 @@ def check_section(name: str) -> str:
         raise InputError(f"bad section name {name!r}", hint='e.g. --section "User Preferences"')
     if len(name) > MAX_SECTION_CHARS:
         raise InputError(f"a section name is at most {MAX_SECTION_CHARS} characters")
+    if any(ord(c) < 32 or "\ud800" <= c <= "\udfff" for c in name):  # found by the fuzz
+        raise InputError("a section name holds a control character or bytes that are not UTF-8")
+    check_secret(name, what="the section name")
     return name
 
 

@@ -29,7 +29,7 @@ from memory_chain.chain.format.errors import InputError, MemoryChainError
 from memory_chain.chain.format.secrets import check as check_secret
 
 from .files import edit, keep_removed, locked, replace_whole
-from .markdown import decode, encode
+from .markdown import decode, encode, shown
 from .sandbox import check_content, in_scope, read_file, relative, reserved
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of, with_summary
@@ -91,7 +91,7 @@ def list_files(scope: Scope) -> list[dict[str, Any]]:
 def read(scope: Scope, rel: str, start: int | None = None, end: int | None = None) -> str:
     """The file's text, or lines ``start``..``end`` (1-based, inclusive; end -1 = to the end)."""
     path = in_scope(scope, rel)
-    text = decode(read_file(path, rel))
+    text = shown(decode(read_file(path, rel)))  # a byte that is not UTF-8 reads as U+FFFD
     if start is None and end is None:
         return text
     lines = text.splitlines(keepends=True)
