@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers.cli import SCRIPT, Cli
+from helpers.words import made_up_words
 
 from memory_chain.workspace.markdown import Document
 
@@ -28,12 +29,7 @@ LINES = 320  # over the 200-line cap: curation consolidates into a topic file
 
 def _texts(n: int, seed: int) -> list[tuple[str, str]]:
     """(category, text) of ``n`` captured lines whose words barely overlap."""
-    rng = random.Random(seed)
-    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
-    words: set[str] = set()
-    while len(words) < 3 * n:
-        words.add("".join(rng.choice(syllables) for _ in range(3)))
-    it = iter(sorted(words))
+    it = iter(made_up_words(3 * n, seed))
     out = []
     for i in range(n):
         a, b, c = next(it), next(it), next(it)

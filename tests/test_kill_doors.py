@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import transcripts as cc
 from helpers.cli import SCRIPT, Cli
+from helpers.words import made_up_words
 
 from memory_chain.workspace.markdown import Document
 
@@ -41,12 +42,7 @@ def _texts(path: Path) -> list[str]:
 
 def _words(n: int, seed: int) -> list[str]:
     """``n`` made-up facts whose words barely overlap (none a duplicate of another)."""
-    rng = random.Random(seed)
-    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
-    words: set[str] = set()
-    while len(words) < 3 * n:
-        words.add("".join(rng.choice(syllables) for _ in range(3)))
-    it = iter(sorted(words))
+    it = iter(made_up_words(3 * n, seed))
     return [f"{next(it)} keeps {next(it)} beside {next(it)}" for _ in range(n)]
 
 

@@ -79,6 +79,7 @@ class Cli:
         self.env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
         self.env.update(HOME=str(home), MEMORY_CHAIN_DIR=str(root))
         self.secrets: set[str] = set()
+        self.last_exception: BaseException | None = None  # of the last invoke()
         self._unsealed: dict[tuple[str, int], str] = {}
 
     def _collect(self, env: dict[str, str]) -> None:
@@ -133,9 +134,10 @@ class Cli:
         return Result(proc.returncode, out, err)
 
     def invoke(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Result:
-        """Run main(argv) in this process, whatever its exit code (fast: for fuzzing)."""
+        """Run main(argv) in this process (fast: setup, output checks, fuzzing), any exit code."""
         run_env: dict[str, str | None] = {name: None for name in AMBIENT}
         run_env.update(HOME=self.env["HOME"], MEMORY_CHAIN_DIR=str(self.root), **(env or {}))
+        self._collect({k: v for k, v in run_env.items() if v is not None})
         showwarning = warnings.showwarning
         try:
             result = CliRunner().invoke(
@@ -143,25 +145,16 @@ class Cli:
             )
         finally:
             warnings.showwarning = showwarning
+        self._collect({k: v for k, v in run_env.items() if v is not None})
         self._check(args, result.stdout, result.stderr)
+        self.last_exception = result.exception
         return Result(result.exit_code, result.stdout, result.stderr)
 
     def ok(self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> Result:
-        """Run main(argv) in this process (fast, for setup and output checks); require exit 0."""
-        run_env: dict[str, str | None] = {name: None for name in AMBIENT}
-        run_env.update(HOME=self.env["HOME"], MEMORY_CHAIN_DIR=str(self.root), **(env or {}))
-        self._collect({k: v for k, v in run_env.items() if v is not None})
-        showwarning = warnings.showwarning
-        try:
-            result = CliRunner().invoke(
-                _ViaMain("memory-chain"), list(args), input=stdin, env=run_env
-            )
-        finally:
-            warnings.showwarning = showwarning
-        self._collect({k: v for k, v in run_env.items() if v is not None})
-        self._check(args, result.stdout, result.stderr)
-        assert 0 == result.exit_code, result.stderr or repr(result.exception)
-        return Result(result.exit_code, result.stdout, result.stderr)
+        """invoke(), requiring exit 0."""
+        result = self.invoke(*args, stdin=stdin, env=env)
+        assert 0 == result.code, result.err or repr(self.last_exception)
+        return result
 
 
 class _ViaMain(click.Command):
