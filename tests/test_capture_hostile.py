@@ -92,3 +92,19 @@ def test_curation_skips_daily_lines_it_cannot_promote(raw: Cli) -> None:
     assert daily.read_bytes() == before
     text = raw.ok("curate").out
     assert f"skipped user:memory/{day}.md:L4: " in text and str(daily) in text
+
+
+def test_a_workspace_linked_to_a_system_folder_is_refused(raw: Cli, tmp_path: Path) -> None:
+    """Issue 22: a --workspace that is a symbolic link to a system folder was followed and
+    written into. It is refused, and nothing is written there; a link elsewhere still works."""
+    link = tmp_path / "ws-link"
+    link.symlink_to("/etc")
+    result = raw.run("remember", "Prefers short answers", "--workspace", str(link))
+    assert 2 == result.code and "a system folder" in result.err
+    assert not Path("/etc/MEMORY.md").exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    elsewhere = tmp_path / "ws-elsewhere"
+    elsewhere.symlink_to(mine)
+    raw.ok("remember", "Prefers short answers", "--workspace", str(elsewhere))
+    assert "Prefers short answers" in (mine / "MEMORY.md").read_text()

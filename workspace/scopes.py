@@ -181,6 +181,41 @@ def _utf8(name: str) -> bool:
     return True
 
 
+#: Folders a workspace may not be, or be inside, wherever a symbolic link points (issue 22:
+#: a --workspace linked to a system folder was followed and written into).
+SYSTEM_FOLDERS: Final = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var/log",
+)
+
+
+def _not_a_system_folder(root: Path) -> None:
+    """Refuse a user workspace that is, or resolves into, the file system's root or a system
+    folder (a symlinked workspace is fine anywhere else)."""
+    real = Path(os.path.realpath(root.expanduser()))
+    bad = real == Path("/") or any(
+        real == Path(top) or Path(top) in real.parents for top in SYSTEM_FOLDERS
+    )
+    if bad:
+        from memory_chain.chain.format.errors import InputError
+
+        raise InputError(
+            f"the workspace {root} is {real}, a system folder: memory files are not written there",
+            hint="give --workspace a folder of your own; nothing was written",
+        )
+
+
 class Workspace:
     """The scopes in force: always user; project and local when there is a project."""
 
@@ -210,6 +245,7 @@ class Workspace:
                 f"the workspace {user} is not a folder",
                 hint="give --workspace a folder (it is created if missing); nothing was written",
             )
+        _not_a_system_folder(user)
         return cls(user, find_project(project, cwd))
 
     def scope(self, name: str) -> Scope:
