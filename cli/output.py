@@ -10,9 +10,10 @@ made, nothing is signed, for an output that cannot be written), and:
 - an existing path is replaced only when it is a regular file (never a
   symbolic link, folder, device, FIFO or socket), the user may write it,
   and --force was given;
-- the bytes go to a hidden temporary file in the same folder, are synced,
-  and replace the target in one rename: it holds its old bytes or the new
-  ones, and an error names the target, never the temporary file.
+- the bytes go to a temporary file in the same folder, are synced, and
+  replace the target in one rename (fsutil.replace_file): it holds its old
+  bytes or the new ones, and an error names the target, never the temporary
+  file.
 """
 
 from __future__ import annotations
@@ -122,29 +123,14 @@ def _check_existing(value: str, st: os.stat_result, force: bool) -> None:
 
 
 def _write(target: Path, shown: str, data: bytes) -> None:
-    from memory_chain.chain.format.fsutil import fsync_dir, write_all
+    """fsutil.replace_file (temp file, fsync, rename, fsync of the folder), errors named
+    after ``shown``; a path swapped for a device or link since output_target is refused."""
+    from memory_chain.chain.format.fsutil import replace_file
 
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.lstat(target).st_mode):
+            raise _bad(f"refusing to replace {shown}: it is not a regular file")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        # Checked again at the last moment: a path swapped for a device or
-        # link since the first check is still refused.
-        with contextlib.suppress(FileNotFoundError):
-            st = os.lstat(target)
-            if not stat.S_ISREG(st.st_mode):
-                raise _bad(f"refusing to replace {shown}: it is not a regular file")
-        os.replace(tmp, target)
-        fsync_dir(target.parent)
+        replace_file(target, data)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise _bad(f"cannot write {shown}: {exc.strerror}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -127,8 +127,6 @@ class Index:
         searched and injected (it could not be read back before), and nothing
         is written in the data directory.
         """
-        from .settings import Settings
-
         conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         migrate(conn)
         index = cls(conn, Layout(root), Settings(), clock, SyncResult(0, False))

@@ -116,12 +116,14 @@ def write(
     data = check_content(content, f"the content for {rel}")
     _not_memory_md(scope, path, rel, "replaced whole")
     scope.prepare()
-    expect = "" if base is None else encode(base)
     kept = None
     with locked(scope.root):
         old = path.read_bytes() if path.is_file() else None
         if old is not None and old != data:  # what is replaced stays in the archive
             kept = keep_removed(scope.root, rel, data=old)
+    # Without a base, the bytes just kept are the base: an edit landing in between is a
+    # conflict, never overwritten unkept.
+    expect: bytes | str = encode(base) if base is not None else (old if old is not None else "")
     done = replace_whole(path, data, lock_root=scope.root, base=expect, shown=rel)
     out = {"path": rel, "size": len(data), "created": done.before is None, "written": done.written}
     if kept is not None:
