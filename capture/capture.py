@@ -65,6 +65,7 @@ __all__ = [
     "STORE_FROM",
     "CaptureReport",
     "capture",
+    "capture_excerpt",
     "remember_prompt",
     "target",
 ]
@@ -199,6 +200,76 @@ def capture(
                 "read position did not move",
             )
 
+    if _detect_and_write(
+        workspace,
+        daily_scope,
+        batch.turns,
+        report,
+        chain=chain,
+        threshold=threshold,
+        flush=flush,
+        session=session,
+        model=model,
+        now=now,
+        dry_run=dry_run,
+    ):
+        _save_pointer(user, transcript, batch, first_line, now)
+    return report
+
+
+def capture_excerpt(
+    workspace: Workspace,
+    turns: list[Turn],
+    *,
+    name: str,
+    chain: ChainDoor | None = None,
+    threshold: float = STORE_FROM,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> CaptureReport:
+    """Capture turns handed over whole, not read from a file (OpenClaw's reset excerpt).
+
+    There is no read position to keep: capturing the same excerpt again
+    finds its memories already known (step 3) and writes nothing new.
+    ``name`` stands for the transcript in the report.
+    """
+    if not CANDIDATE_FROM < threshold <= 1.0:
+        raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
+    now = now or datetime.now()
+    daily_scope = _daily_scope(workspace)
+    report = CaptureReport(name, daily_scope.name, dry_run=dry_run)
+    report.read = {"format": "excerpt", "turns": len(turns)}
+    _detect_and_write(
+        workspace,
+        daily_scope,
+        turns,
+        report,
+        chain=chain,
+        threshold=threshold,
+        flush=None,
+        session=None,
+        model=None,
+        now=now,
+        dry_run=dry_run,
+    )
+    return report
+
+
+def _detect_and_write(
+    workspace: Workspace,
+    daily_scope: Scope,
+    turns: list[Turn],
+    report: CaptureReport,
+    *,
+    chain: ChainDoor | None,
+    threshold: float,
+    flush: str | None,
+    session: str | None,
+    model: str | None,
+    now: datetime,
+    dry_run: bool,
+) -> bool:
+    """Steps 2 to 6 for ``turns``; whether anything was written (not a dry run)."""
     recent = _recent(daily_scope, now)
     earlier = [
         (i.text, i.meta.get("ref") or "")
@@ -206,12 +277,12 @@ def capture(
         if i.entry.section.casefold() == CANDIDATES.casefold()
     ]
     detector = Detector(earlier=earlier)
-    detections = detector.run(batch.turns)
+    detections = detector.run(turns)
     report.skipped = dict(detector.counts)
     if model is not None:
         from .model import extract
 
-        result = extract(batch.turns, model)
+        result = extract(turns, model)
         report.model = {"name": model, "used": result.detections is not None, "why": result.why}
         if result.detections is not None:
             pairs = [d for d in detections if d.category == "error-fix"]
@@ -219,13 +290,12 @@ def capture(
 
     plan = _plan(workspace, detections, recent, chain, threshold, report)
     if flush is not None:
-        session = session or next((t.session for t in batch.turns if t.session), None)
+        session = session or next((t.session for t in turns if t.session), None)
         report.compaction = _compaction_text(flush, session, report)
     if dry_run:
-        return report
+        return False
     _write(workspace, daily_scope, plan, chain, now, report)
-    _save_pointer(user, transcript, batch, first_line, now)
-    return report
+    return True
 
 
 def remember_prompt(

@@ -27,6 +27,12 @@ Formats (specs/WORKSPACE.md section 12):
   (``content`` blocks, ``isError``); other record types are skipped.
 * **buffer**: seed 001 section A1's ``session-buffer.md``: bullets
   ``- [HH:MM] role: text`` under optional ``## session <id>`` headings.
+
+And one that is not a file: ``excerpt`` reads the text OpenClaw hands its
+reset hooks (``previousSessionMemory.content``): the session's last
+messages, one ``user: ...`` or ``assistant: ...`` per line, the text a JSON
+string (OpenClaw 2026.9) or, in older releases, plain text whose further
+lines continue it.
 """
 
 from __future__ import annotations
@@ -411,3 +417,37 @@ _NEEDED: Final = {
     "claude": (b'"user"', b"tool_use"),
     "openclaw": (b'"user"', b"toolCall", b"toolResult"),
 }
+
+
+_EXCERPT_LINE = re.compile(r"^(user|assistant):[ \t]?(.*)$")
+
+
+def excerpt_turns(text: str, *, session: str | None = None, person: bool = True) -> list[Turn]:
+    """The turns of an OpenClaw session excerpt (see the module docstring).
+
+    ``person=False``: OpenClaw marked some of its lines as coming from
+    outside the conversation (``originClass: "untrusted"``) without saying
+    which, so none of its user lines is taken as the person's own words.
+    """
+    short = _short(session)
+    turns: list[Turn] = []
+    quoted = False  # the last turn's text was one JSON string: nothing continues it
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _EXCERPT_LINE.match(line)
+        if m is None:
+            if turns and not quoted:
+                last = turns[-1]
+                turns[-1] = last._replace(text=_clip(f"{last.text}\n{line}"))
+            continue
+        role, body = m.group(1), m.group(2)
+        quoted = False
+        if body.startswith('"'):
+            try:
+                decoded = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                decoded = None
+            if isinstance(decoded, str):
+                body, quoted = decoded, True
+        ref = f"{short}/x{number}" if short else f"x{number}"
+        turns.append(Turn(role, _clip(body), ref, number, session, meta=not person))
+    return turns

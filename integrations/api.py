@@ -377,6 +377,23 @@ class Memory:
         result: dict[str, Any] = report.as_dict()
         return result
 
+    def capture_excerpt(
+        self, text: str, *, session: str | None = None, person: bool = True
+    ) -> dict[str, Any]:
+        """Capture the session excerpt OpenClaw hands its reset hooks (excerpt_turns)."""
+        from memory_chain.capture.capture import capture_excerpt
+        from memory_chain.capture.transcripts import excerpt_turns
+
+        name = f"<openclaw session {session[:8]}>" if session else "<openclaw session>"
+        report = capture_excerpt(
+            self.workspace,
+            excerpt_turns(text, session=session, person=person),
+            name=name,
+            chain=self.chain_door(),
+        )
+        result: dict[str, Any] = report.as_dict()
+        return result
+
     def curate(
         self, *, days: int = 7, threshold: float = 0.6, dry_run: bool = False
     ) -> dict[str, Any]:

@@ -275,12 +275,48 @@ def _openclaw_transcript(payload: dict[str, Any]) -> str | None:
     return None
 
 
+def _openclaw_excerpt(payload: dict[str, Any]) -> tuple[str, str | None, bool] | None:
+    """(text, session id, from the person) of the excerpt a chat reset carries, if any.
+
+    OpenClaw 2026.9 keeps sessions in sqlite: a ``/new`` or ``/reset`` hands
+    its hooks the ended session's last messages as
+    ``previousSessionMemory`` ({status, content, originClass}) instead of a
+    file to read.
+    """
+    excerpt = payload.get("previousSessionMemory")
+    if not isinstance(excerpt, dict):
+        return None
+    if excerpt.get("status") == "unavailable":
+        why = excerpt.get("reason")
+        raise HookInputError(
+            "OpenClaw could not read the ended session"
+            + (f": {str(why)[:200]}" if isinstance(why, str) and why else "")
+        )
+    content = excerpt.get("content")
+    if excerpt.get("status") != "available" or not isinstance(content, str) or not content:
+        return None
+    session = None
+    for key in ("previousSessionEntry", "sessionEntry"):
+        entry = payload.get(key)
+        if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
+            session = entry["sessionId"]
+            break
+    return content, session, excerpt.get("originClass") == "agent"
+
+
 def openclaw_reset(data_dir: Path, payload: dict[str, Any]) -> str:
+    """Capture the ended session: its transcript file when the event names one that
+    is readable (every turn, tools included), else the excerpt the event carries."""
     transcript = _openclaw_transcript(payload)
-    if transcript is None:
-        raise HookInputError("the event names no readable session transcript file")
+    excerpt = None if transcript is not None else _openclaw_excerpt(payload)
+    if transcript is None and excerpt is None:
+        raise HookInputError("the event names no readable session transcript and carries none")
     with _openclaw_memory(data_dir, payload) as memory:
-        memory.capture(transcript)
+        if transcript is not None:
+            memory.capture(transcript)
+        elif excerpt is not None:
+            text, session, person = excerpt
+            memory.capture_excerpt(text, session=session, person=person)
     return ""
 
 

@@ -9,7 +9,7 @@ from helpers import transcripts as cc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_chain.capture.transcripts import MAX_RECORD_BYTES, read
+from memory_chain.capture.transcripts import MAX_RECORD_BYTES, excerpt_turns, read
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -162,3 +162,27 @@ def test_reading_in_pieces_gives_what_reading_whole_gives(
     expected = read(path, 0, fmt="claude").turns
     assert expected == got
     assert len(whole) == offset
+
+
+def test_an_openclaw_excerpt_quoted_or_plain() -> None:
+    quoted = "\n".join(
+        [
+            "user: " + json.dumps("Line one\nuser: not a new turn"),
+            "assistant: " + json.dumps("ok"),
+            'user: "not json',
+        ]
+    )
+    turns = excerpt_turns(quoted, session="7d2e9f10-aaaa")
+    assert [("user", "Line one\nuser: not a new turn"), ("assistant", "ok")] == [
+        (t.role, t.text) for t in turns[:2]
+    ]
+    assert ("user", '"not json') == (turns[2].role, turns[2].text)
+    assert ["7d2e9f10/x1", "7d2e9f10/x2", "7d2e9f10/x3"] == [t.ref for t in turns]
+    plain = "user: We ship on Mondays\nand hotfix on Thursdays\nassistant: Got it\nstray"
+    turns = excerpt_turns(plain, person=False)
+    assert [
+        ("user", "We ship on Mondays\nand hotfix on Thursdays"),
+        ("assistant", "Got it\nstray"),
+    ] == [(t.role, t.text) for t in turns]
+    assert all(t.meta for t in turns)  # not the person's words
+    assert [] == excerpt_turns("no roles here\n")

@@ -121,6 +121,48 @@ def test_reset_captures_the_ended_session(populated: Cli, openclaw: dict[str, Pa
     assert "Session Key" in (openclaw["workspace"] / "memory" / "2026-11-24-1530.md").read_text()
 
 
+def test_reset_captures_the_excerpt_a_sqlite_release_hands_over(
+    populated: Cli, openclaw: dict[str, Path]
+) -> None:
+    """OpenClaw 2026.9 names no session file: the ended session's last messages come in
+    the event (previousSessionMemory) and were ignored ("no readable transcript")."""
+    handler = openclaw["hooks"] / "memory-chain-reset" / "handler.js"
+    _, err = _node(populated, handler, _event("command-new-excerpt.json", openclaw, ORIGIN="agent"))
+    assert "" == err
+    memory = (openclaw["workspace"] / "MEMORY.md").read_text()
+    assert "standup is at 9:15 on weekdays" in memory  # a "remember that", kept at once
+    daily = sorted((openclaw["workspace"] / "memory").glob("????-??-??.md"))[-1].read_text()
+    assert "deploy the billing service from the release branch" in daily
+    assert "Noted: billing" not in daily  # the assistant's words are not the person's
+    before = {p: p.read_bytes() for p in (openclaw["workspace"]).rglob("*.md")}
+    _, err = _node(populated, handler, _event("command-new-excerpt.json", openclaw, ORIGIN="agent"))
+    assert "" == err
+    assert before == {p: p.read_bytes() for p in (openclaw["workspace"]).rglob("*.md")}
+
+
+def test_an_excerpt_with_outside_text_is_not_taken_as_the_persons_words(
+    populated: Cli, openclaw: dict[str, Path]
+) -> None:
+    before = {p: p.read_bytes() for p in (openclaw["workspace"]).rglob("*.md")}
+    handler = openclaw["hooks"] / "memory-chain-reset" / "handler.js"
+    event = _event("command-new-excerpt.json", openclaw, ORIGIN="untrusted")
+    _, err = _node(populated, handler, event)
+    assert "" == err
+    assert before == {p: p.read_bytes() for p in (openclaw["workspace"]).rglob("*.md")}
+
+
+def test_an_unavailable_excerpt_is_one_logged_line(
+    populated: Cli, openclaw: dict[str, Path]
+) -> None:
+    event = _event("command-new-excerpt.json", openclaw, ORIGIN="agent")
+    data = json.loads(event.read_text())
+    data["context"]["previousSessionMemory"] = {"status": "unavailable", "reason": "store locked"}
+    event.write_text(json.dumps(data))
+    handler = openclaw["hooks"] / "memory-chain-reset" / "handler.js"
+    _, err = _node(populated, handler, event)
+    assert 1 == len(err.splitlines()) and "could not read the ended session: store locked" in err
+
+
 def test_a_broken_install_never_breaks_the_agent(populated: Cli, openclaw: dict[str, Path]) -> None:
     folder = openclaw["hooks"] / "memory-chain-bootstrap"
     (folder / "command.json").write_text(json.dumps({"argv": ["/nonexistent/memory-chain"]}))
