@@ -96,7 +96,7 @@ def test_what_a_model_says_passes_the_same_gates(canned: type[Canned]) -> None:
         {"turn": 7, "category": "preference", "text": "A turn that was never sent"},
         {"turn": 0, "category": "error-fix", "text": "Rules find these, not models"},
         {"turn": 0, "category": "gossip", "text": "Not a category"},
-        {"turn": 1, "category": "remember", "text": "The key is AKIAIOSFODNN7EXAMPLE"},
+        {"turn": 1, "category": "remember", "text": "The key is AKIAQ7W2E4R6T8Y1U3I5"},
         {"turn": 1, "category": "decision", "text": "Ship on Fridays", "confidence": 7},
         "not an object",
     ]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Final
 
 from memory_chain.chain.format.errors import InputError
 from memory_chain.chain.format.secrets import check as check_secret
+from memory_chain.chain.format.secrets import scan as scan_secrets
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -87,6 +88,13 @@ def _components(path: str, reserved: frozenset[str], shown: str) -> list[str]:
         raise _refuse(shown, "it holds a percent-encoded dot or slash")
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
         raise _refuse(shown, f"it is longer than {MAX_PATH_BYTES} bytes")
+    found = scan_secrets(path.replace("/", " / ").replace("_", " ").replace(".md", ""))
+    found = found or scan_secrets(path)
+    if found:  # never echo the path: the refusal would carry the secret into a log
+        raise SandboxError(
+            f"a path was refused: a name in it looks like a secret ({found[0].kind}); "
+            "nothing was read or written"
+        )
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if not parts:
         raise _refuse(shown, "it names the scope root itself")
