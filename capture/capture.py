@@ -57,6 +57,7 @@ from .daily import (
 )
 from .detector import CHAIN_TYPES, Detection, Detector
 from .gate import MAY_REMEMBER
+from .review import rejection_key
 from .transcripts import Batch, Turn, detect_format, read, read_bytes_from
 
 __all__ = [
@@ -359,8 +360,12 @@ def _plan(
     for i in recent:
         captured = i.entry.section.casefold() == CAPTURED.casefold()
         known.add(i.text, "captured" if captured else "candidate")
+    rejected = pointers.load(workspace.scopes["user"]).get("rejected", {})
     for d in detections:
         if d.confidence < CANDIDATE_FROM:
+            continue
+        if rejected and rejection_key(d.text) in rejected:
+            report.known.append(_info(d, why="rejected in review"))
             continue
         try:
             check_text(d.text)
@@ -419,7 +424,7 @@ def _write(
     seqs: dict[str, int] = {}
     for d in plan.remember:
         if d.kind in CHAIN_TYPES and chain is not None:
-            meta = {"captured": d.ref, "category": d.kind}
+            meta = {"captured": d.ref, "category": d.kind, "origin": d.origin}
             seq = chain.commit(d.text, type_=CHAIN_TYPES[d.kind], source="manual", meta=meta)
             seqs[d.text] = seq
             report.committed.append(_info(d, seq=seq))
@@ -436,6 +441,7 @@ def _write(
                 source="manual",
                 confidence=d.confidence,
                 seq=seqs.get(d.text),
+                origin=d.origin,
                 why=f"the user asked to remember otherwise ({d.ref})",
             )
             for d in ds

@@ -41,6 +41,7 @@ from memory_chain.workspace.files import fsync_dir, locked, read_bytes
 from memory_chain.workspace.housekeeping import LINE_CAP, consolidate
 from memory_chain.workspace.markdown import shown
 from memory_chain.workspace.ops import NewMemory, check_text, merge_in
+from memory_chain.workspace.provenance import origin_of
 from memory_chain.workspace.scopes import Scope, Workspace
 
 from . import state as pointers
@@ -48,10 +49,31 @@ from .capture import CANDIDATE_FROM, STORE_FROM, target
 from .chaindoor import ChainDoor
 from .daily import CANDIDATES, CAPTURED, DailyItem, daily_files, items
 from .detector import CHAIN_TYPES, REPEATED
+from .review import rejection_key
 
 __all__ = ["ARCHIVE_AFTER_DAYS", "CurationReport", "curate"]
 
 ARCHIVE_AFTER_DAYS: Final = 30
+#: What curation does with automatic finds (issue 23): see ``curate``.
+REVIEW_MODES: Final = ("auto", "review", "off")
+
+
+def review_mode(data_dir: Path, given: str | None = None) -> str:
+    """The review mode in force: ``given``, else config.json's ``"review"``, else review."""
+    if given is not None:
+        return given
+    from memory_chain.chain.format.config import Config, Layout
+    from memory_chain.chain.format.errors import OperationalError
+
+    try:
+        said = Config.load(Layout(data_dir)).data.get("review")
+    except OperationalError:
+        return "review"
+    if said is None:
+        return "review"
+    if said not in REVIEW_MODES:
+        raise InputError(f'config.json "review" is one of {", ".join(REVIEW_MODES)}, not {said!r}')
+    return str(said)
 
 
 @dataclass(slots=True)
@@ -68,6 +90,9 @@ class CurationReport:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     consolidated: list[dict[str, Any]] = field(default_factory=list)
     archived: list[dict[str, Any]] = field(default_factory=list)
+    # promoted to MEMORY.md as notes, waiting for a person's review before the chain
+    waiting: list[dict[str, Any]] = field(default_factory=list)
+    review: str = "review"
     dry_run: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -90,13 +115,31 @@ class _Promotion:
     confidence: float
     scope: Scope
     commit_as: str | None  # chain entry type, when it is committed
+    origin: str = "capture"  # whose words (workspace.provenance)
 
 
 def _choose(
-    workspace: Workspace, window: list[DailyItem], done: dict[str, Any], threshold: float
+    workspace: Workspace,
+    window: list[DailyItem],
+    done: dict[str, Any],
+    threshold: float,
+    *,
+    review: str = "review",
+    rejected: frozenset[str] = frozenset(),
 ) -> list[_Promotion]:
-    """What to promote: confident captured lines, and candidates seen twice (one each)."""
-    fresh = [i for i in window if _line_key(i) not in done.get(_file_key(i), {})]
+    """What to promote: confident captured lines, and candidates seen twice (one each).
+
+    Never what came from a tool or was quoted, never what a person rejected in
+    review; with review ``off``, only the person's own explicit words.
+    """
+    fresh = [
+        i
+        for i in window
+        if _line_key(i) not in done.get(_file_key(i), {})
+        and origin_of(i.entry) not in ("tool", "quoted")
+        and (review != "off" or origin_of(i.entry) == "person")
+        and rejection_key(i.text) not in rejected
+    ]
     promos: list[_Promotion] = []
     candidates: list[DailyItem] = []
     merger = Merger(i.text for i in window)
@@ -138,7 +181,7 @@ def _promotion(workspace: Workspace, item: DailyItem, confidence: float) -> _Pro
     scope = target(workspace, item.meta.get("scope") or "user")
     already = item.meta.seq is not None
     commit_as = None if already else CHAIN_TYPES.get(kind)
-    return _Promotion(item, [], confidence, scope, commit_as)
+    return _Promotion(item, [], confidence, scope, commit_as, origin_of(item.entry))
 
 
 def curate(
@@ -150,16 +193,27 @@ def curate(
     cap: int = LINE_CAP,
     now: datetime | None = None,
     dry_run: bool = False,
+    review: str = "review",
 ) -> CurationReport:
-    """Curate the last ``days`` days of daily files (see the module's docstring)."""
+    """Curate the last ``days`` days of daily files (see the module's docstring).
+
+    ``review`` (issue 23): ``review`` (the default) promotes automatic finds to
+    MEMORY.md as notes and lets only a person's own words reach the chain; the
+    rest waits for ``memory-chain review``. ``auto`` commits them as before;
+    ``off`` promotes only the person's own words.
+    """
+    if review not in REVIEW_MODES:
+        raise InputError(f"the review mode is one of {', '.join(REVIEW_MODES)}, not {review!r}")
     if days < 1:
         raise InputError(f"--days must be at least 1, not {days}")
     if not CANDIDATE_FROM < threshold <= 1.0:  # a confidence: 7 promotes nothing, silently
         raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
     today = (now or datetime.now()).date()
-    report = CurationReport(days, dry_run=dry_run)
+    report = CurationReport(days, review=review, dry_run=dry_run)
     user = workspace.scopes["user"]
-    done: dict[str, Any] = pointers.load(user)["curated"]
+    state = pointers.load(user)
+    done: dict[str, Any] = state["curated"]
+    rejected = frozenset(state.get("rejected", {}))
     window_days = [today - timedelta(days=n) for n in range(days)]
     window = [
         i
@@ -167,7 +221,7 @@ def curate(
         for i in items(s, window_days, sections=(CAPTURED, CANDIDATES))
     ]
     promos = []
-    for p in _choose(workspace, window, done, threshold):
+    for p in _choose(workspace, window, done, threshold, review=review, rejected=rejected):
         try:
             check_text(p.item.text)  # before anything is written
         except InputError as exc:
@@ -180,6 +234,9 @@ def curate(
                 }
             )
             continue
+        if review != "auto" and p.origin != "person" and p.commit_as is not None:
+            p.commit_as = None  # a note until a person approves it
+            report.waiting.append({"text": p.item.text, "scope": p.scope.name, "origin": p.origin})
         promos.append(p)
     by_scope: dict[str, list[int]] = {}
     for n, p in enumerate(promos):
@@ -247,11 +304,16 @@ def _new_memory(p: _Promotion, seq: int | None) -> NewMemory:
         confidence=p.confidence,
         seq=seq,
         why=f"contradicted by a capture ({where})",
+        origin=p.origin,
     )
 
 
 def _chain_meta(p: _Promotion) -> dict[str, Any]:
-    meta = {"daily": f"{p.item.scope.name}:{p.item.where}", "category": str(p.item.kind)}
+    meta = {
+        "daily": f"{p.item.scope.name}:{p.item.where}",
+        "category": str(p.item.kind),
+        "origin": p.origin,
+    }
     ref = p.item.meta.get("ref")
     if ref:
         meta["captured"] = ref

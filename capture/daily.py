@@ -21,6 +21,7 @@ from typing import Final, NamedTuple
 
 from memory_chain.workspace.files import read_bytes
 from memory_chain.workspace.markdown import Document, Entry, Meta, entry_lines
+from memory_chain.workspace.provenance import stamp
 from memory_chain.workspace.scopes import Scope
 
 from .detector import CATEGORIES, SECTION_OF, Detection
@@ -142,7 +143,9 @@ def detection_meta(d: Detection, *, source: str = "auto", seq: int | None = None
 
 
 def detection_lines(d: Detection, when: datetime, meta: Meta, nl: str) -> list[str]:
-    return entry_lines(f"{when.strftime('%H:%M')} {d.text}", meta, nl=nl)
+    """A daily file's lines for ``d``: its origin and the mark of the line's text recorded."""
+    text = f"{when.strftime('%H:%M')} {d.text}"
+    return entry_lines(text, stamp(meta, text, d.origin), nl=nl)
 
 
 def new_daily(day: date) -> bytes:

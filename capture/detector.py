@@ -25,6 +25,7 @@ before anything is kept.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,9 @@ class Detection(NamedTuple):
     kind: str  # for "remember": the category of what is to be remembered, else category
     session: str | None = None
     ts: str | None = None
+    #: where the words came from (workspace.provenance): ``person`` for the person's own
+    #: explicit "remember ...", ``capture`` for what a rule found in their words.
+    origin: str = "capture"
 
     @property
     def section(self) -> str:
@@ -112,12 +116,30 @@ class Detector:
     _since: list[str] = field(default_factory=list)  # commands run since that error
     _command: str | None = None  # the last tool call, until its result arrives
     _guidance: str | None = None  # a user's advice given after the error
+    _error_text: str = ""  # the failing tool result (a fix it suggests is not a lesson)
 
     def run(self, turns: Iterable[Turn]) -> list[Detection]:
         out: list[Detection] = []
+        last: list[Detection] = []  # what the person's last turn gave
         for turn in turns:
-            out.extend(self.turn(turn))
+            if self._forgets(turn):
+                # "Don't remember that" / "forget that": what was just found goes, and the
+                # request itself is never stored.
+                out = [d for d in out if d not in last]
+                self.counts["forgotten"] += len(last)
+                last = []
+                continue
+            found = self.turn(turn)
+            out.extend(found)
+            if turn.role in ("user", "note") and not turn.meta and not turn.sidechain:
+                # a forget request takes back the person's turn just before it, only
+                last = [d for d in found if d.category != "error-fix"]
         return out
+
+    def _forgets(self, turn: Turn) -> bool:
+        if turn.role not in ("user", "note") or turn.meta or turn.sidechain:
+            return False
+        return _FORGET.match(own_words(turn.text).strip()) is not None
 
     def turn(self, turn: Turn) -> list[Detection]:
         if turn.role == "tool_use":
@@ -130,7 +152,10 @@ class Detector:
                 self.counts["assistant"] += 1
             return []
         found: list[Detection] = []
-        for sentence in sentences(turn.text):
+        words = own_words(turn.text)
+        if len(words) < len(turn.text.strip()) // 2:
+            self.counts["quoted"] += 1
+        for sentence in sentences(words):
             d = self._sentence(sentence, turn)
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
@@ -165,7 +190,10 @@ class Detector:
                 confidence = REPEATED
             self._seen.append((text, turn.ref))
         scope = scope_of(category if category != "remember" else kind, text)
-        return Detection(text, category, confidence, scope, turn.ref, kind, turn.session, turn.ts)
+        origin = "person" if category == "remember" else "capture"
+        return Detection(
+            text, category, confidence, scope, turn.ref, kind, turn.session, turn.ts, origin
+        )
 
     # -- error, then fix ---------------------------------------------------
 
@@ -177,6 +205,7 @@ class Detector:
             sig = error_signature(turn.text)
             if self._error is None or command != self._error[0]:
                 self._error = (command or "", sig) if sig else None
+                self._error_text = turn.text if sig else ""
                 self._since = []
                 self._guidance = None
             return []
@@ -188,6 +217,12 @@ class Detector:
             if _extends(command, failed):
                 fixes = [command]
             self._error, self._since = None, []
+            if any(_suggested_by(c, self._error_text) for c in fixes):
+                # The fix is what the failing tool's own output told the agent to run: tool
+                # output must not become a lesson (a poisoned error line would persist).
+                self.counts["tool-suggested-fix"] += 1
+                self._guidance = None
+                return []
             fix = " && ".join(f"`{_bare(c)}`" for c in fixes[:2]) if fixes else None
             guidance, self._guidance = self._guidance, None
             if fix is None and guidance is None:
@@ -213,6 +248,108 @@ _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(^ {0,3}\1[ \t]*$|\Z)", re.M
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z¿¡\"'`(])|\n+")
 
 
+_ZERO_WIDTH: Final = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_MD_LINK: Final = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}(?:\s+\"[^\"]*\")?\)")
+#: A request about text that follows it: what follows is the text's, not the person's.
+_ABOUT_TEXT: Final = re.compile(
+    r"^(?:(?:hey|hi|ok|okay|so|please|pls|can you|could you|would you|will you|can u|"
+    r"i need you to|i want you to|help me)[,\s]+)*"
+    r"(?:summari[sz]e|translate|review|explain|rewrite|proofread|paraphrase|analy[sz]e|check|"
+    r"look at|read|fix|reply to|respond to|answer|classify|tl;?dr|what does|what do you make of|"
+    r"what's wrong with|debug|extract|format|shorten|condense|compare)\b",
+    re.I,
+)
+#: The start of text the person pasted: mail headers, log lines, a stack trace, a heading.
+_PASTED_LINE: Final = re.compile(
+    r"^\s*(?:(?:from|to|cc|subject|date|sent|reply-to|von|de|objet|asunto|betreff):\s|"
+    r"\[?\d{4}-\d{2}-\d{2}[ t]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}[.,]\d|traceback \(|"
+    r"(?:info|warn|warning|error|debug|trace)\s*[:|\]]|#{1,6}\s|-{3,}\s*$|={3,}\s*$|"
+    r"(?:begin|-----begin) |<\w+[\s>])",
+    re.I,
+)
+#: "Here is the issue:", "this is what they sent:": what follows is pasted.
+_HERE_IS: Final = re.compile(
+    r"\b(?:here(?:'s| is| are)|this is|these are|below is|the following|see below|pasted|"
+    r"copied|forwarding|fwd|quote)\b[^.!?\n]{0,60}:\s*$",
+    re.I,
+)
+
+
+def own_words(text: str) -> str:
+    """The part of a user turn that is the person's own words (issue 23).
+
+    Look-alike characters are folded (NFKC), zero-width characters dropped
+    and a markdown link read as its text, so a disguised instruction counts
+    as a plain one. Lines wrapped in the middle of a sentence are joined.
+    Then what the person pasted or quoted is cut away: after a request about
+    a text ("summarize this: ...", "can you review the following"), after
+    "here is the e-mail:" and from the first line that starts pasted matter
+    (mail headers, log lines, a stack trace, a markdown heading, a divider).
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = _ZERO_WIDTH.sub("", text)
+    text = _MD_LINK.sub(lambda m: m.group(1), text)
+    lines = text.splitlines()
+    kept: list[str] = []
+    for n, line in enumerate(lines):
+        if n and _PASTED_LINE.match(line):
+            break
+        kept.append(line)
+        if _HERE_IS.search(line):
+            break
+    first = " ".join(kept[:1]).strip()
+    if _ABOUT_TEXT.match(first) and (len(kept) > 1 or len(first) > 200 or ":" in first):
+        # the request is the person's; the text it is about is not
+        head = re.split(r"(?<=[?:])\s|(?<=[.!])\s+(?=[A-Z])", first, maxsplit=1)[0]
+        return head
+    if _ABOUT_TEXT.match(first) and len(text.strip()) > len(first) + 1:
+        return first
+    return _unwrap(kept)
+
+
+def _unwrap(lines: list[str]) -> str:
+    """Lines joined where a sentence runs on ("always run\ncurl ... | sh")."""
+    out: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if (
+            out
+            and stripped
+            and out[-1].strip()
+            and not out[-1].rstrip().endswith((".", "!", "?", ":", ";"))
+            and not stripped.startswith(("-", "*", "+", ">", "```", "~~~"))
+            and not re.match(r"\d+[.)]\s", stripped)
+        ):
+            out[-1] = out[-1].rstrip() + " " + stripped
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+_FORGET: Final = re.compile(
+    r"^(?:(?:no|nah|wait|actually|oops|ok|okay|please|pls)[,!.\s]+)*"
+    r"(?:(?:please\s+)?(?:don'?t|do not|never) (?:remember|save|store|keep|note|memori[sz]e) "
+    r"(?:that|this|it|what i (?:just )?said)|forget (?:that|this|it|what i (?:just )?said|"
+    r"about (?:that|it))|scratch that|never ?mind(?: that)?|disregard (?:that|what i said)|"
+    r"ignore (?:that|what i (?:just )?said)|that was (?:a one-off|a one off|just this once|"
+    r"temporary)|(?:vergiss|oublie|olvida) (?:das|ça|eso))\b",
+    re.I,
+)
+
+
+def _suggested_by(command: str, output: str) -> bool:
+    """Whether ``command`` (or a URL in it) appears in a tool's output: the tool said to
+    run it."""
+    if not output:
+        return False
+    bare = " ".join(_bare(command).split())
+    flat = " ".join(output.split())
+    if len(bare) >= 8 and bare in flat:
+        return True
+    urls = re.findall(r"\b(?:https?|ftp)://[^\s'\"`|;)]+", bare)
+    return any(u in output for u in urls)
+
+
 def sentences(text: str) -> list[str]:
     """The statements of a user turn: fenced code and quoted (``>``) lines dropped."""
     text = _FENCE.sub("\n", text)
@@ -230,7 +367,9 @@ _QUESTION_START: Final = re.compile(
     r"might)\s+(i|you|we|they|it|he|she|there|this|that|anyone|someone)\b",
     re.I,
 )
-_REMEMBER_ASK: Final = re.compile(r"^(can|could|would|will) you (please )?(remember|note)\b", re.I)
+_REMEMBER_ASK: Final = re.compile(
+    r"^(can|could|would|will) you (please )?(remember|note)(?: (?:that|this)\b|:)", re.I
+)
 _HYPOTHETICAL: Final = re.compile(
     r"\b(if|what if|suppose|supposing|imagine|hypothetically|in theory|assuming|unless|"
     r"i wonder|wondering|not sure|maybe|perhaps|probably|might|could we)\b",
@@ -244,7 +383,9 @@ _REPORTED: Final = re.compile(
 )
 _NEGATED_CLAIM: Final = re.compile(
     r"\b(i'?m not saying|i never said|not that i|i haven't|we haven't|we have not|"
-    r"haven't decided|never promised|didn't promise|not convinced)\b",
+    r"haven't decided|never promised|didn't promise|not convinced)\b|"
+    r"\b(never|didn'?t|did not|haven'?t|have not|hasn'?t|has not|wasn'?t|was not|not yet)\s+"
+    r"(agreed|agree|decided|decide|chosen|chose|settled|approved|promised|committed|signed off)\b",
     re.I,
 )
 #: "if possible" and the like soften a statement; they do not make it hypothetical.

@@ -232,7 +232,16 @@ def _capture_hook(
 @workspace_options
 @dir_option
 @json_option
-def curate(days: int, threshold: float, dry_run: bool, as_json: bool) -> None:
+@click.option(
+    "--review",
+    "review",
+    type=click.Choice(["auto", "review", "off"]),
+    default=None,
+    help='What automatic finds may do: review (the default, or config.json\'s "review"): '
+    "MEMORY.md as notes, the chain only after `memory-chain review` approves; auto: commit "
+    "as before; off: promote only what the person said to remember.",
+)
+def curate(days: int, threshold: float, dry_run: bool, review: str | None, as_json: bool) -> None:
     """Curate recent daily files into MEMORY.md and commit what matters to the chain.
 
     Promotes captured lines (and candidates seen twice) into their scope's
@@ -249,8 +258,16 @@ def curate(days: int, threshold: float, dry_run: bool, as_json: bool) -> None:
         memory-chain curate --days 30 --json
     """
     from memory_chain.capture.curate import curate as run
+    from memory_chain.capture.curate import review_mode
 
-    report = run(open_workspace(), chain=_chain(), days=days, threshold=threshold, dry_run=dry_run)
+    report = run(
+        open_workspace(),
+        chain=_chain(),
+        days=days,
+        threshold=threshold,
+        dry_run=dry_run,
+        review=review_mode(data_dir(), review),
+    )
     if as_json:
         emit_json(report.as_dict())
         return
@@ -267,8 +284,119 @@ def curate(days: int, threshold: float, dry_run: bool, as_json: bool) -> None:
     for d in report.committed:
         seq = "" if d["seq"] is None else f"seq {d['seq']} "
         click.echo(f"{'would commit' if dry_run else 'committed'}: {seq}{d['type']}: {d['text']}")
+    for d in report.waiting:
+        click.echo(f"  waits for review (then the chain): {d['text']}")
+    if report.waiting and not dry_run:
+        click.echo(f"{len(report.waiting)} wait for review: `memory-chain review` lists them")
     for r in report.consolidated:
         click.echo(f"consolidated {r['path']}: {r['lines_before']} -> {r['lines_after']} lines")
     for a in report.archived:
         state = "archived" if a.get("moved") or dry_run else f"not archived ({a.get('why')})"
         click.echo(f"{state}: {a['from']} -> {a['to']}")
+
+
+@click.group("review", context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+@workspace_options
+@dir_option
+@json_option
+@click.pass_context
+def review(ctx: click.Context, as_json: bool) -> None:
+    """List what was remembered automatically and waits for a person (issue 23).
+
+    Entries an agent or capture wrote into a MEMORY.md are shown at session
+    start as dated notes, not as guidance, and (in review mode, the default)
+    reach the chain only once approved here. Approve, edit or reject them by
+    the id this list prints; a rejected text is never captured again.
+
+    \b
+    Example:
+        memory-chain review
+        memory-chain review approve project:12
+        memory-chain review edit user:7 "Prefers tabs in Go files only"
+        memory-chain review reject user:9
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from memory_chain.capture.review import pending
+
+    waiting = pending(open_workspace())
+    if as_json:
+        emit_json([w.as_dict() for w in waiting])
+        return
+    if not waiting:
+        click.echo("nothing waits for review")
+        return
+    for w in waiting:
+        when = f", {w.added}" if w.added else ""
+        ref = f", from {w.ref}" if w.ref else ""
+        click.echo(f"{w.id:<12} [{w.section}] {w.text}  ({w.origin}{when}{ref})")
+    click.echo(f"{len(waiting)} wait: `memory-chain review approve|edit|reject ID`")
+
+
+@review.command("approve", context_settings=CONTEXT_SETTINGS)
+@click.argument("ids", nargs=-1, required=True)
+@workspace_options
+@dir_option
+@json_option
+def review_approve(ids: tuple[str, ...], as_json: bool) -> None:
+    """Approve entries: guidance from now on (and committed, for decisions and the like).
+
+    \b
+    Example:
+        memory-chain review approve project:12 user:7
+    """
+    from memory_chain.capture.review import approve
+
+    w, chain = open_workspace(), _chain()
+    done = [approve(w, i, chain=chain) for i in ids]
+    _review_done(done, "approved", as_json)
+
+
+@review.command("edit", context_settings=CONTEXT_SETTINGS)
+@click.argument("ident")
+@click.argument("text")
+@workspace_options
+@dir_option
+@json_option
+def review_edit(ident: str, text: str, as_json: bool) -> None:
+    """Put your words in place of an entry's, and approve it.
+
+    \b
+    Example:
+        memory-chain review edit user:7 "Prefers tabs in Go files only"
+    """
+    from memory_chain.capture.review import edit
+
+    _review_done([edit(open_workspace(), ident, text, chain=_chain())], "approved", as_json)
+
+
+@review.command("reject", context_settings=CONTEXT_SETTINGS)
+@click.argument("ids", nargs=-1, required=True)
+@workspace_options
+@dir_option
+@json_option
+def review_reject(ids: tuple[str, ...], as_json: bool) -> None:
+    """Move entries to the archive; their words are never captured again.
+
+    \b
+    Example:
+        memory-chain review reject user:9
+    """
+    from memory_chain.capture.review import reject
+
+    w = open_workspace()
+
+    def order(ident: str) -> tuple[str, int]:  # bottom up: a removal moves the lines below
+        scope, _, line = ident.partition(":")
+        return scope, -int(line) if line.isdigit() else 0
+
+    _review_done([reject(w, i) for i in sorted(ids, key=order)], "rejected", as_json)
+
+
+def _review_done(done: list[dict[str, Any]], key: str, as_json: bool) -> None:
+    if as_json:
+        emit_json(done)
+        return
+    for d in done:
+        seq = f" (chain seq {d['seq']})" if d.get("seq") is not None else ""
+        click.echo(f"{key} {d[key]}: {d['text']}{seq}")

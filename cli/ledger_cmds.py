@@ -196,6 +196,13 @@ def _batch_items(data: bytes) -> list[Any]:
     is_flag=True,
     help="Commit content that looks like a secret anyway (permanently; warns on stderr).",
 )
+@click.option(
+    "--origin",
+    type=click.Choice(["person", "agent", "capture", "tool", "quoted"]),
+    default=None,
+    help="Where the words came from, signed as metadata (default: person at a terminal, "
+    "agent under an agent's shell, $MEMORY_CHAIN_ORIGIN when set).",
+)
 @dir_option
 @json_option
 def add(
@@ -208,6 +215,7 @@ def add(
     batch: str | None,
     supersedes: int | None,
     allow_secret: bool,
+    origin: str | None,
     as_json: bool,
 ) -> None:
     """Add a memory (TEXT, or - for stdin) as a signed entry.
@@ -226,12 +234,13 @@ def add(
     """
     from memory_chain.chain.format.errors import InputError
     from memory_chain.chain.store.ledger import NewEntry
+    from memory_chain.workspace.provenance import terminal_origin
 
     if batch is not None:
         if text is not None:
             raise InputError("give TEXT or --batch, not both")
         source_bytes = _stdin(MAX_BATCH_BYTES) if batch == "-" else _read_file(batch)
-        items = _batch_items(source_bytes)
+        items = [_with_origin(i, origin) for i in _batch_items(source_bytes)]
         if allow_secret:
             _warn_secrets(items)
         results = open_ledger().add_batch(items, allow_secret=allow_secret)
@@ -245,6 +254,7 @@ def add(
     if text is None:
         raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
     meta_obj = _parse_meta(meta)
+    meta_obj.setdefault("origin", origin or terminal_origin())
     if supersedes is not None:
         _check_supersedes(supersedes)
         meta_obj["supersedes"] = supersedes
@@ -263,6 +273,17 @@ def add(
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
     else:
         click.echo(f"added seq {r.seq} {r.hash}")
+
+
+def _with_origin(item: Any, origin: str | None) -> Any:
+    """A batch item with the origin its line or --origin gives (else the terminal's)."""
+    from dataclasses import replace
+
+    from memory_chain.workspace.provenance import terminal_origin
+
+    if "origin" in item.meta:
+        return item
+    return replace(item, meta={**item.meta, "origin": origin or terminal_origin()})
 
 
 def _check_supersedes(seq: int) -> None:

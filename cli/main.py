@@ -48,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "files": "workspace_cmds:files",
     "capture": "capture_cmds:capture",
     "curate": "capture_cmds:curate",
+    "review": "capture_cmds:review",
     "hook": "hook_cmd:hook",
     "hooks": "agent_cmds:hooks",
     "mcp": "agent_cmds:mcp",

@@ -133,6 +133,14 @@ def ws_show(scope: str, all_: bool, as_json: bool) -> None:
 @click.option("--confidence", type=click.FloatRange(0, 1), default=None, help="0..1.")
 @click.option("--child", "children", multiple=True, metavar="TEXT", help="A sub-bullet.")
 @click.option("--untrusted", is_flag=True, help="It came from a tool or the web: never injected.")
+@click.option(
+    "--origin",
+    type=click.Choice(["person", "agent", "capture", "tool", "quoted"]),
+    default=None,
+    help="Where the words came from (default: person at a terminal, agent under an agent's "
+    "shell, $MEMORY_CHAIN_ORIGIN when set). Only a person's, or an approved entry, is "
+    "injected as guidance.",
+)
 @workspace_options
 @dir_option
 @json_option
@@ -144,6 +152,7 @@ def remember(
     confidence: float | None,
     children: tuple[str, ...],
     untrusted: bool,
+    origin: str | None,
     as_json: bool,
 ) -> None:
     """Add an entry to MEMORY.md (unless an entry already says the same).
@@ -154,6 +163,7 @@ def remember(
         memory-chain ws remember "Postgres runs on 5433 here" --scope local --section Workflow
     """
     from memory_chain.workspace.ops import remember as do
+    from memory_chain.workspace.provenance import terminal_origin
 
     out = do(
         open_workspace().scope(scope),
@@ -163,6 +173,7 @@ def remember(
         confidence=confidence,
         children=children,
         untrusted=untrusted,
+        origin=origin or ("tool" if untrusted else terminal_origin()),
     )
     _print_outcome(out, as_json)
 
@@ -186,8 +197,12 @@ def ws_update(match: str, text: str, section: str | None, scope: str, as_json: b
         memory-chain ws update "port 5432" "Staging Postgres is on 5433"
     """
     from memory_chain.workspace.ops import update
+    from memory_chain.workspace.provenance import terminal_origin
 
-    _print_outcome(update(open_workspace().scope(scope), match, text, section=section), as_json)
+    done = update(
+        open_workspace().scope(scope), match, text, section=section, origin=terminal_origin()
+    )
+    _print_outcome(done, as_json)
 
 
 @ws.command("remove", context_settings=CONTEXT_SETTINGS)
@@ -274,8 +289,10 @@ def ws_note(text: str, scope: str, source: str, as_json: bool) -> None:
         memory-chain ws note "Migrated the staging database"
     """
     from memory_chain.workspace.ops import note
+    from memory_chain.workspace.provenance import terminal_origin
 
-    _print_outcome(note(open_workspace().scope(scope), text, source=source), as_json)
+    done = note(open_workspace().scope(scope), text, source=source, origin=terminal_origin())
+    _print_outcome(done, as_json)
 
 
 def _print_report(report: Any, as_json: bool) -> None:

@@ -57,6 +57,7 @@ class Context:
     header: str
     items: list[Item] = field(default_factory=list)
     used: int = 0
+    withheld: int = 0  # chain memories from tools or quoted text: never injected
 
     def markdown(self) -> str:
         out = [self.header]
@@ -115,6 +116,11 @@ def header(integrity: Integrity, agent: str | None) -> str:
 
 def render(hit: Hit) -> str:
     text = " ".join(hit.text.split())
+    if hit.role == "note":  # an agent's or capture's words no person approved
+        return (
+            f"- {text} ({hit.type}, seq {hit.seq}, {hit.ts[:10]}; remembered automatically, "
+            "not confirmed by a person)"
+        )
     return f"- {text} ({hit.type}, seq {hit.seq}, {hit.ts[:10]})"
 
 
@@ -170,11 +176,16 @@ def build_context(
     ranked = sorted(rest.values(), key=lambda h: (-h.score, -h.seq))
 
     left = max_tokens - ctx.used
+    groups = []
     for section, hits in (
         ("Identity", [hit(r) for r in identity]),
         ("Decisions", [hit(r) for r in decisions]),
         ("Memories", ranked),
     ):
+        shown = [h for h in hits if h.role != "withheld"]
+        ctx.withheld += len(hits) - len(shown)
+        groups.append((section, shown))
+    for section, hits in groups:
         heading = estimate_tokens(f"\n## {section}\n")
         started = False
         for h in hits:

@@ -70,6 +70,17 @@ class Hit:
     access_count: int
     score: float
     parts: tuple[float, float, float, float]  # text, recency, importance, access
+    origin: str | None = None  # the signed ``origin`` member; None before provenance
+    approved: str | None = None  # the signed ``approved`` date, when a person approved it
+
+    @property
+    def role(self) -> str:
+        """What an agent is shown it as (workspace.provenance.role; the same table)."""
+        if self.origin in ("tool", "quoted"):
+            return "withheld"
+        if self.origin in (None, "person") or self.approved:
+            return "guidance"
+        return "note"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +98,9 @@ class Hit:
             "access_count": self.access_count,
             "score": round(self.score, 6),
             "parts": {k: round(v, 6) for k, v in zip(PARTS, self.parts, strict=True)},
+            "origin": self.origin,
+            "approved": self.approved,
+            "role": self.role,
         }
 
 
@@ -94,7 +108,7 @@ PARTS: Final = ("text", "recency", "importance", "access")
 
 _COLUMNS: Final = (
     "m.seq, m.type, m.tier, m.source, m.ts, m.importance, m.status, m.session, "
-    "m.content_hash, m.content, m.tokens, m.access_count, m.created"
+    "m.content_hash, m.content, m.tokens, m.access_count, m.created, m.origin, m.approved"
 )
 
 
@@ -139,6 +153,8 @@ def score_row(
         row[11],
         score,
         parts,
+        row[13],
+        row[14],
     )
 
 
@@ -185,7 +201,7 @@ def matches(
         ") f JOIN memories m ON m.seq = f.id ORDER BY f.b DESC, m.seq DESC",
         {**params, "match": match, "pool": pool},
     ).fetchall()
-    return [(r[:13], r[13]) for r in rows if r[14]], len(rows)
+    return [(r[:15], r[15]) for r in rows if r[16]], len(rows)
 
 
 def search(

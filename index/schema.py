@@ -145,6 +145,21 @@ def _workspace(db: Database) -> None:
     )
 
 
+def _provenance(db: Database) -> None:
+    """Where each memory's words came from, and whether a person approved it (issue 23):
+    memories.origin / approved from the signed metadata, ws_entries.origin / approved from
+    an entry's metadata and its text (workspace.provenance)."""
+    db.execute("ALTER TABLE memories ADD COLUMN origin TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN approved TEXT")
+    db.execute("ALTER TABLE ws_entries ADD COLUMN origin TEXT NOT NULL DEFAULT 'person'")
+    db.execute("ALTER TABLE ws_entries ADD COLUMN approved INTEGER NOT NULL DEFAULT 0")
+    # Rows from before have no values: read the chain and every workspace file again.
+    db.execute("DELETE FROM state")
+    db.execute("INSERT INTO ws_fts (ws_fts) VALUES ('delete-all')")
+    db.execute("DELETE FROM ws_entries")
+    db.execute("DELETE FROM ws_files")
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -154,6 +169,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0004_state", _state),
     ("0005_supersedes", _supersedes),
     ("0006_workspace", _workspace),
+    ("0007_provenance", _provenance),
 )
 
 

@@ -36,6 +36,7 @@ import orjson
 from memory_chain.chain.content.store import ContentStore
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.entry import ORIGINS
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 from memory_chain.chain.format.progress import track
 
@@ -77,6 +78,8 @@ MEMORY_COLUMNS: Final = (
     "last_access",
     "restored_at",
     "supersedes",
+    "origin",
+    "approved",
 )
 _INSERT_MEMORY: Final = (
     f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
@@ -84,6 +87,9 @@ _INSERT_MEMORY: Final = (
 )
 # Row tuple positions.
 _SEQ, _HASH, _CONTENT, _TOKENS, _STATUS, _REDACTED_BY, _SUPERSEDES = 0, 1, 10, 11, 13, 14, 18
+
+
+_ORIGINS: Final = frozenset(ORIGINS)
 
 
 class IndexWarning(UserWarning):
@@ -265,6 +271,8 @@ class _Builder:
         supersedes = obj["meta"].get("supersedes")
         if type(supersedes) is not int or not 0 < supersedes < obj["seq"]:
             supersedes = None
+        origin = obj["meta"].get("origin")
+        approved = obj["meta"].get("approved")
         return (
             obj["seq"],
             digest,
@@ -285,6 +293,8 @@ class _Builder:
             None,
             None,
             supersedes,
+            origin if origin in _ORIGINS else None,
+            approved if isinstance(approved, str) else None,
         )
 
 

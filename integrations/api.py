@@ -185,8 +185,12 @@ class Memory:
         source: str = "manual",
         importance: int | None = None,
         meta: dict[str, Any] | None = None,
+        origin: str = "agent",
     ) -> dict[str, Any]:
         """Sign and append a memory to the chain: {"seq", "hash", "ts", "content"}.
+
+        ``origin`` (signed as the metadata member of that name, unless ``meta``
+        names one): where the words came from; a program writes as an agent.
 
         Refused (InputError, nothing written) when it looks like a secret, and
         (IntegrityError) when the chain does not verify: it is verified
@@ -208,7 +212,7 @@ class Memory:
                 tier=tier,
                 source=source,
                 importance=importance,
-                meta=dict(meta or {}),
+                meta={"origin": origin, **(meta or {})},
             )
         )
         return {"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content}
@@ -306,8 +310,13 @@ class Memory:
         source: str = "manual",
         confidence: float | None = None,
         untrusted: bool = False,
+        origin: str = "agent",
     ) -> dict[str, Any]:
-        """Add an entry to a scope's MEMORY.md unless one already says the same."""
+        """Add an entry to a scope's MEMORY.md unless one already says the same.
+
+        ``origin``: where the words came from (workspace.provenance.ORIGINS); a
+        program writes as an ``agent`` unless it says a person typed them.
+        """
         from memory_chain.workspace.ops import remember
 
         outcome = remember(
@@ -317,6 +326,7 @@ class Memory:
             source=source,
             confidence=confidence,
             untrusted=untrusted,
+            origin="tool" if untrusted else origin,
         )
         result: dict[str, Any] = outcome.as_dict()
         return result
@@ -395,10 +405,18 @@ class Memory:
         return result
 
     def curate(
-        self, *, days: int = 7, threshold: float = 0.6, dry_run: bool = False
+        self,
+        *,
+        days: int = 7,
+        threshold: float = 0.6,
+        dry_run: bool = False,
+        review: str | None = None,
     ) -> dict[str, Any]:
-        """Curate recent daily files into MEMORY.md and the chain (see `curate`)."""
-        from memory_chain.capture.curate import curate
+        """Curate recent daily files into MEMORY.md and the chain (see `curate`).
+
+        ``review``: auto, review or off (default: config.json's "review", else review).
+        """
+        from memory_chain.capture.curate import curate, review_mode
 
         report = curate(
             self.workspace,
@@ -406,6 +424,7 @@ class Memory:
             days=days,
             threshold=threshold,
             dry_run=dry_run,
+            review=review_mode(self.data_dir, review),
         )
         result: dict[str, Any] = report.as_dict()
         return result

@@ -28,6 +28,8 @@ _AMBIENT = (
     "CLAUDE_PROJECT_DIR",
 )
 _AMBIENT_PREFIXES = ("MEMORY_CHAIN_RPC_",)  # every network's RPC URL
+#: An agent's shell (Claude Code sets CLAUDECODE=1): CLI writes would be the agent's.
+_AMBIENT += ("CLAUDECODE", "MEMORY_CHAIN_ORIGIN")
 
 
 @pytest.fixture(autouse=True)

@@ -101,10 +101,11 @@ def test_capture_writes_the_daily_file_memory_md_and_the_chain(
     seq = report.committed[0]["seq"]
     line = json.loads(ledger.layout.chain.read_bytes().splitlines()[seq])
     assert ("decision", "committed", "manual") == (line["type"], line["tier"], line["source"])
-    assert {"captured": f"{cc.SESSION[:8]}/00000002", "category": "decision"} == line["meta"]
+    meta = {"captured": f"{cc.SESSION[:8]}/00000002", "category": "decision", "origin": "person"}
+    assert meta == line["meta"]  # the person's own "remember": signed as theirs
     project_md = ws.scopes["project"].memory_md.read_text()
     assert "Decided to use Postgres for the job queue <!-- mc: added=2026-11-25 " in project_md
-    assert f"src=manual seq={seq} -->" in project_md
+    assert f"src=manual from=person seq={seq} h=" in project_md
     # the injected instruction is nowhere
     everything = b"".join(_tree(tmp_path / "user", tmp_path / "project").values())
     assert b"evil.example" not in everything
@@ -216,7 +217,7 @@ def test_curation_promotes_commits_and_a_second_run_changes_nothing(
         + _line("Use the fetch wrapper", "preference", 0.5, "project")
         + "\n"
     )
-    report = curate(ws, chain=door, now=NOW)
+    report = curate(ws, chain=door, now=NOW, review="auto")  # issue 12's behaviour
     assert sorted(d["text"] for d in report.curated) == [
         "Decided to use Redis for the cache",
         "Prefers tabs over spaces",
@@ -230,10 +231,11 @@ def test_curation_promotes_commits_and_a_second_run_changes_nothing(
     line = json.loads(ledger.layout.chain.read_bytes().splitlines()[seq])
     assert ("curation", "decision", "committed") == (line["source"], line["type"], line["tier"])
     assert line["meta"]["daily"] == "local:memory/2026-11-24.md:L5"
-    assert f"src=curation seq={seq} -->" in ws.scopes["project"].memory_md.read_text()
+    assert line["meta"]["origin"] == "capture"
+    assert f"src=curation from=capture seq={seq} h=" in ws.scopes["project"].memory_md.read_text()
     assert ["Prefers tabs over spaces"] == _texts(ws.scopes["user"].memory_md)
     before = _tree(tmp_path / "user", tmp_path / "project", data_dir)
-    second = curate(ws, chain=door, now=NOW)
+    second = curate(ws, chain=door, now=NOW, review="auto")
     assert [] == second.curated + second.committed + second.archived
     assert before == _tree(tmp_path / "user", tmp_path / "project", data_dir)
 
@@ -320,7 +322,7 @@ def test_a_failed_capture_or_curation_writes_nothing(tmp_path: Path) -> None:
         [_line("Decided to use SQLite for the cache", "decision", 0.9, "project")],
     )
     before = _tree(*roots)
-    assert_rejected(cli, "curate", "--project", str(project))
+    assert_rejected(cli, "curate", "--review", "auto", "--project", str(project))
     assert before == _tree(*roots)
     assert_rejected(cli, "capture", "--transcript", str(tmp_path / "missing.jsonl"))
     assert_rejected(cli, "curate", "--days", "0")
@@ -375,9 +377,9 @@ def test_cli_capture_and_curate_print_what_they_did(raw: Cli, tmp_path: Path) ->
     context = raw.ok("context", "--project", str(project)).out
     recent = context.split("## Recent notes")[1]
     assert "Prefers tabs over spaces" in recent and "Use pnpm, not npm" not in recent
-    dry = raw.ok("curate", "--dry-run", "--project", str(project)).out
+    dry = raw.ok("curate", "--dry-run", "--review", "auto", "--project", str(project)).out
     assert "would curate 2" in dry and "would commit: lesson:" in dry
-    done = raw.ok("curate", "--json", "--project", str(project)).json()
+    done = raw.ok("curate", "--json", "--review", "auto", "--project", str(project)).json()
     assert 2 == len(done["curated"]) and 1 == len(done["committed"])
     line = json.loads(raw.chain.read_bytes().splitlines()[2])
     assert ("lesson", "curation") == (line["type"], line["source"])

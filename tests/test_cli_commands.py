@@ -149,7 +149,14 @@ def test_add_meta_parsing(raw: Cli) -> None:
         "--meta", 'o={"k":[1,"a"],"b":true}',
         "--meta", "neg=-3",
     )  # fmt: skip
-    expected = {"n": 2, "env": "staging", "q": "7", "o": {"k": [1, "a"], "b": True}, "neg": -3}
+    expected = {
+        "n": 2,
+        "env": "staging",
+        "q": "7",
+        "o": {"k": [1, "a"], "b": True},
+        "neg": -3,
+        "origin": "person",  # a person at a terminal (issue 23)
+    }
     assert expected == raw.ok("show", "1", "--json").json()["meta"]
 
 
@@ -179,9 +186,9 @@ def test_batch_from_file(raw: Cli, tmp_path: Path) -> None:
     assert [1, 2, 3] == [a["seq"] for a in added]
     entries = raw.ok("log", "--json").json()[::-1][1:]
     assert [
-        ("preference", "relationship", "manual", {}),
-        ("memory", "ephemeral", "auto", {}),
-        ("fact", "relationship", "manual", {"team": "infra", "k": 1}),
+        ("preference", "relationship", "manual", {"origin": "person"}),
+        ("memory", "ephemeral", "auto", {"origin": "person"}),
+        ("fact", "relationship", "manual", {"team": "infra", "k": 1, "origin": "person"}),
     ] == [(e["type"], e["tier"], e["source"], e["meta"]) for e in entries]
     assert [i["content"] for i in BATCH] == [e["text"] for e in entries]
     assert 40 == entries[1]["importance"]
@@ -208,7 +215,8 @@ def test_show(populated: Cli) -> None:
     bare = populated.ok("show", "3", "--json").json()
     full = populated.ok("show", "3", "--content", "--json").json()
     assert (False, "Staging is on 5433") == ("text" in bare, full["text"])
-    assert (3, None, {"env": "staging"}) == (full["seq"], full["redacted_by"], full["meta"])
+    meta = {"env": "staging", "origin": "person"}
+    assert (3, None, meta) == (full["seq"], full["redacted_by"], full["meta"])
 
 
 def test_log_filters(populated: Cli) -> None:

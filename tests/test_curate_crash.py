@@ -77,7 +77,12 @@ def test_a_killed_curation_promotes_nothing_twice(tmp_path: Path) -> None:
     template = Cli(tmp_path / "template", tmp_path / "home")
     texts = _template(template)
     started = time.monotonic()
-    subprocess.run([SCRIPT, "curate"], env=template.env, stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        [SCRIPT, "curate", "--review", "auto"],
+        env=template.env,
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
     took = time.monotonic() - started  # the whole process, start-up included
     assert _workspace_texts(template.root) == Counter(texts)  # control: a clean run
     shutil.rmtree(template.root)
@@ -88,13 +93,15 @@ def test_a_killed_curation_promotes_nothing_twice(tmp_path: Path) -> None:
         cli = Cli(tmp_path / f"trial{trial}", tmp_path / "home")
         shutil.copytree(template.root, cli.root)
         daily = sorted((cli.root / "workspace" / "memory").glob("2*.md"))[0].read_bytes()
-        proc = subprocess.Popen([SCRIPT, "curate"], env=cli.env, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [SCRIPT, "curate", "--review", "auto"], env=cli.env, stdout=subprocess.DEVNULL
+        )
         time.sleep(rng.uniform(0.6, 1.0) * took)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         written = (cli.root / "workspace" / "MEMORY.md").exists()
         mid_run += proc.returncode == -signal.SIGKILL and written
-        cli.ok("curate")
+        cli.ok("curate", "--review", "auto")
         seen = _workspace_texts(cli.root)
         assert seen == Counter(texts), [t for t, n in seen.items() if n > 1][:3]
         assert all(n == 1 for n in _chain_contents(cli.root).values())

@@ -44,7 +44,8 @@ def test_remember_creates_file_section_and_metadata(scope: Scope) -> None:
     assert "added" == out.action
     assert (
         "# Memory\n\n## Project Conventions\n"
-        "- Use pnpm, not npm <!-- mc: added=2026-11-25 confirmed=2026-11-25 src=manual -->\n"
+        "- Use pnpm, not npm <!-- mc: added=2026-11-25 confirmed=2026-11-25 src=manual "
+        "from=person h=a9c953b2 -->\n"
     ) == _text(scope)
     assert 4 == out.line
 
@@ -231,7 +232,8 @@ def test_note_appends_to_the_daily_file(scope: Scope) -> None:
     ops.note(scope, "Finished it", when=datetime(2026, 11, 25, 17, 5), source="auto")
     text = (scope.root / "memory/2026-11-25.md").read_text()
     assert text.startswith("# 2026-11-25\n\n## Notes\n- 09:30 Started the migration")
-    assert "- 17:05 Finished it <!-- mc: src=auto -->" in text
+    line = "- 17:05 Finished it <!-- mc: src=auto from=capture h=07226104 -->"
+    assert line in text
 
 
 def test_scopes_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

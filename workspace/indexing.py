@@ -21,6 +21,7 @@ from typing import Any, Final
 from memory_chain.index.sync import estimate_tokens, write_transaction
 
 from .markdown import Document, child_text, decode, shown
+from .provenance import origin_of
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of
 
@@ -91,6 +92,8 @@ def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[A
                 _shown(meta.get("confirmed")),
                 _shown(meta.get("src")),
                 estimate_tokens(e.text),
+                origin_of(e),
+                int(bool(meta.get("ok"))),
             )
         )
         if whole:
@@ -98,7 +101,19 @@ def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[A
             for k, child in enumerate(e.children, start=e.line + 1):
                 text = child_text(child)
                 if text and not text.startswith("<!--"):
-                    rows.append(_row(scope, kind, path, e.section, k, text, int(meta.untrusted)))
+                    rows.append(
+                        _row(
+                            scope,
+                            kind,
+                            path,
+                            e.section,
+                            k,
+                            text,
+                            int(meta.untrusted),
+                            origin_of(e),
+                            int(bool(meta.get("ok"))),
+                        )
+                    )
     if whole:
         for item in doc.items:
             rows.append(_row(scope, kind, path, item.section, item.line, item.text, 0))
@@ -107,7 +122,15 @@ def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[A
 
 
 def _row(
-    scope: Scope, kind: str, path: Path, section: str, line: int, text: str, untrusted: int
+    scope: Scope,
+    kind: str,
+    path: Path,
+    section: str,
+    line: int,
+    text: str,
+    untrusted: int,
+    origin: str = "person",
+    approved: int = 0,
 ) -> tuple[Any, ...]:
     """An index row for a line that is not an entry: no metadata, never a chain entry."""
     return (
@@ -125,6 +148,8 @@ def _row(
         None,
         None,
         estimate_tokens(text),
+        origin,
+        approved,
     )
 
 
@@ -168,8 +193,8 @@ def _index_file(
     if rows:
         conn.executemany(
             "INSERT INTO ws_entries (path, root, scope, kind, section, line, text, stale, "
-            "untrusted, seq, added, confirmed, source, tokens) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "untrusted, seq, added, confirmed, source, tokens, origin, approved) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         conn.execute(

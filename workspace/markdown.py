@@ -58,7 +58,7 @@ SECTIONS: Final = (
 )
 STALE_MARK: Final = "[?]"
 #: Keys of the metadata comment, in the order they are written.
-META_ORDER: Final = ("added", "confirmed", "conf", "src", "seq", "trust", "by")
+META_ORDER: Final = ("added", "confirmed", "conf", "src", "from", "seq", "trust", "ok", "by", "h")
 
 _HEADING2: Final = re.compile(r" {0,3}##(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES: Final = re.compile(r"[ \t]+#+$")

@@ -26,6 +26,7 @@ from memory_chain.chain.format.secrets import check as check_secret
 from .dedup import Merger, changed_fact, normalize, relation
 from .files import edit, read_bytes
 from .markdown import SECTIONS, Document, Entry, Meta, encode, entry_lines
+from .provenance import origin_of, stamp
 from .scopes import Scope
 
 __all__ = [
@@ -218,11 +219,13 @@ def _run(
 
 def _meta(
     day: date,
+    text: str,
     *,
     source: str,
     confidence: float | None,
     seq: int | None,
     untrusted: bool,
+    origin: str | None = None,
 ) -> Meta:
     if source not in SOURCES:
         raise InputError(f"unknown source {source!r}", hint=f"choose one of: {', '.join(SOURCES)}")
@@ -231,7 +234,7 @@ def _meta(
         if not 0.0 <= confidence <= 1.0:
             raise InputError(f"confidence must be within 0..1, not {confidence}")
         conf = f"{confidence:.2f}"
-    return Meta().with_(
+    meta = Meta().with_(
         added=iso(day),
         confirmed=iso(day),
         conf=conf,
@@ -239,6 +242,20 @@ def _meta(
         seq=None if seq is None else str(seq),
         trust="untrusted" if untrusted else None,
     )
+    return stamp(meta, text, origin or default_origin(source, untrusted=untrusted))
+
+
+def default_origin(source: str, *, untrusted: bool = False) -> str:
+    """The origin a write records when its caller names none (from its ``src``)."""
+    if untrusted:
+        return "tool"
+    return "person" if source == "manual" else "capture"
+
+
+def replaceable(entry: Entry) -> bool:
+    """Whether an automatic write may replace this entry: only what capture wrote, and a
+    line a person has since edited by hand is theirs (provenance.origin_of)."""
+    return origin_of(entry) == "capture"
 
 
 def remember(
@@ -253,6 +270,7 @@ def remember(
     children: Sequence[str] = (),
     today: date | None = None,
     base: bytes | str | None = "",
+    origin: str | None = None,
 ) -> Outcome:
     """Append an entry to ``section`` of the scope's MEMORY.md, unless one says the same.
 
@@ -264,7 +282,9 @@ def remember(
     text = check_text(text)
     section = check_section(section)
     kids = [check_text(c, what="child line") for c in children]
-    meta = _meta(day, source=source, confidence=confidence, seq=seq, untrusted=untrusted)
+    meta = _meta(
+        day, text, source=source, confidence=confidence, seq=seq, untrusted=untrusted, origin=origin
+    )
     path = scope.memory_md
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
@@ -278,7 +298,8 @@ def remember(
                 clash.append(e.line)
                 if changed_fact(text, e.text):
                     changed.append(e)
-        if len(changed) == 1 and (source == "manual" or changed[0].meta.get("src") in REPLACEABLE):
+        person = (origin or default_origin(source, untrusted=untrusted)) == "person"
+        if len(changed) == 1 and (person or replaceable(changed[0])):
             # A fact that changed (every 90 days, not 30): the new text takes the old one's
             # place and the old lines go to the archive. An agent never replaces what a
             # person wrote: then both stay and the contradiction is reported.
@@ -308,15 +329,23 @@ def update(
     section: str | None = None,
     today: date | None = None,
     base: bytes | str | None = "",
+    origin: str = "person",
 ) -> Outcome:
-    """Change an entry's text in place (its line only); it counts as confirmed today."""
+    """Change an entry's text in place (its line only); it counts as confirmed today.
+
+    The new words are ``origin``'s: a person's edit of an automatic entry makes
+    it theirs (guidance), an agent's edit of a person's makes it the agent's.
+    """
     day = today or date.today()
     text = check_text(text)
     path = scope.memory_md
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
         e = find_entry(doc, match, section)
-        meta = e.meta.with_(confirmed=iso(day)) if e.meta.values else e.meta
+        if e.meta.values:
+            meta = stamp(e.meta.with_(confirmed=iso(day)), text, origin)
+        else:  # a hand-written entry: a person's edit keeps it bare, an agent's is marked
+            meta = e.meta if origin == "person" else stamp(Meta(), text, origin)
         new = doc.rewrite_entry(e, text=text, stale=False, meta=meta)
         return new, Outcome(
             "updated", scope.name, path, e.line, text, e.section, detail={"old": e.text}
@@ -388,7 +417,7 @@ def supersede(
     day = today or date.today()
     text = check_text(text)
     reason = check_text(reason, what="reason")
-    meta = _meta(day, source=source, confidence=confidence, seq=seq, untrusted=False)
+    meta = _meta(day, text, source=source, confidence=confidence, seq=seq, untrusted=False)
     path = scope.memory_md
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
@@ -412,6 +441,7 @@ class NewMemory:
     confidence: float | None = None
     seq: int | None = None
     why: str = ""  # the reason a superseded entry's archive record gives
+    origin: str | None = None  # provenance.ORIGINS; None: from ``source``
 
 
 def _topic_texts(scope: Scope) -> list[str]:
@@ -423,10 +453,6 @@ def _topic_texts(scope: Scope) -> list[str]:
             if data is not None:
                 out += [e.text for e in Document.parse(data).entries()]
     return out
-
-
-#: Who wrote an entry that an automatic one may replace (seed 001 A4: manual wins).
-REPLACEABLE: Final = ("auto", "curation")
 
 
 def merge_in(
@@ -451,7 +477,15 @@ def merge_in(
     day = today or date.today()
     items = [replace(m, text=check_text(m.text), section=check_section(m.section)) for m in new]
     metas = [
-        _meta(day, source=m.source, confidence=m.confidence, seq=m.seq, untrusted=False)
+        _meta(
+            day,
+            m.text,
+            source=m.source,
+            confidence=m.confidence,
+            seq=m.seq,
+            untrusted=False,
+            origin=m.origin,
+        )
         for m in items
     ]
     path = scope.memory_md
@@ -477,7 +511,7 @@ def merge_in(
                 action = "added"
             elif found[0] == "same" or old is None:
                 action = "duplicate"
-            elif old.meta.get("src") in REPLACEABLE and int(found[2]) not in swaps:
+            elif replaceable(old) and int(found[2]) not in swaps:
                 action = "superseded"
                 swaps[int(found[2])] = i
             else:
@@ -533,14 +567,19 @@ def note(
     source: str = "manual",
     untrusted: bool = False,
     section: str = "Notes",
+    origin: str | None = None,
 ) -> Outcome:
     """Append ``- HH:MM text`` to today's daily file memory/YYYY-MM-DD.md (seed 002)."""
     moment = when or datetime.now()
     text = check_text(text, what="note")
     day = moment.date()
     path = scope.daily(iso(day))
-    meta = Meta().with_(src=source, trust="untrusted" if untrusted else None)
     line = f"{moment.strftime('%H:%M')} {text}"
+    meta = stamp(
+        Meta().with_(src=source, trust="untrusted" if untrusted else None),
+        line,
+        origin or default_origin(source, untrusted=untrusted),
+    )
     box: list[int | None] = []
 
     def change(current: bytes | None) -> bytes:

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_META_BYTES",
     "MAX_META_DEPTH",
+    "ORIGINS",
     "ROTATION_TAG",
     "SOURCES",
     "SYSTEM_TYPES",
@@ -57,6 +58,8 @@ SYSTEM_TYPES: Final = ("genesis", "redaction", "key-rotation")
 TYPES: Final = CONTENT_TYPES + SYSTEM_TYPES
 TIERS: Final = ("committed", "relationship", "ephemeral")
 SOURCES: Final = ("manual", "auto", "curation")
+#: The ``origin`` metadata member: where a memory's words came from (FORMAT.md 4.4).
+ORIGINS: Final = ("person", "agent", "capture", "tool", "quoted")
 
 FIELDS: Final = frozenset(
     {

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .canonical import ValueDomainError, canonical, check_value
-from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, SOURCES, TIERS
+from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, ORIGINS, SOURCES, TIERS
 from .errors import InputError
 from .secrets import check as check_secret_text
 
 __all__ = ["NewEntry", "check_content", "check_secrets"]
+
+_DAY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,14 @@ class NewEntry:
             raise InputError(f"invalid metadata: {exc}") from None
         if len(canonical(self.meta)) > MAX_META_BYTES:
             raise InputError(f"metadata exceeds {MAX_META_BYTES} bytes")
+        origin = self.meta.get("origin")
+        if origin is not None and origin not in ORIGINS:
+            raise InputError(
+                f"unknown origin {origin!r} in the metadata", hint=f"one of: {', '.join(ORIGINS)}"
+            )
+        approved = self.meta.get("approved")
+        if approved is not None and not (isinstance(approved, str) and _DAY.fullmatch(approved)):
+            raise InputError("metadata member approved is a date, YYYY-MM-DD")
 
 
 def check_content(content: bytes, max_content: int) -> None:

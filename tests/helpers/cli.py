@@ -34,6 +34,8 @@ AMBIENT = (
     "MEMORY_CHAIN_PASSPHRASE",
     "MEMORY_CHAIN_WORKSPACE",
     "CLAUDE_PROJECT_DIR",
+    "CLAUDECODE",  # an agent's shell: CLI writes would be the agent's (provenance)
+    "MEMORY_CHAIN_ORIGIN",
 )
 SEED_ENV = ("MEMORY_CHAIN_SIGNING_KEY", "MEMORY_CHAIN_NEW_SIGNING_KEY")
 PASSPHRASE = "correct horse battery staple"

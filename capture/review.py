@@ -1,0 +1,182 @@
+"""The review queue: what was remembered automatically, waiting for a person (issue 23).
+
+The queue is not a file of its own: it is every entry of a MEMORY.md in
+force whose words are an agent's or capture's (workspace.provenance) and
+that no person has approved (no ``ok=`` in its metadata). Such entries are
+shown at session start as dated notes, never as guidance, and (in review
+mode, the default) never reach the chain by themselves.
+
+* ``approve``: the entry gets ``ok=<today>``, so it is guidance from now
+  on; an entry of a section that maps to a chain type (decisions,
+  commitments, people, error patterns) is committed to the chain first,
+  with ``origin`` and ``approved`` signed in its metadata, and its line
+  carries the seq.
+* ``edit``: the person's new words replace the entry's (origin ``person``),
+  then as approve.
+* ``reject``: the entry goes to the archive (reason "rejected in review")
+  and its words are remembered in the capture state (``rejected``), so
+  neither capture nor curation brings them back.
+
+Entries are named by ``<scope>:<line>`` as ``list`` prints them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from datetime import date
+from typing import Any, Final
+
+from memory_chain.chain.format.errors import InputError
+from memory_chain.workspace.dedup import normalize
+from memory_chain.workspace.files import read_bytes
+from memory_chain.workspace.markdown import Document, Entry
+from memory_chain.workspace.ops import Outcome, find_entry, remove
+from memory_chain.workspace.provenance import origin_of, stamp
+from memory_chain.workspace.scopes import Scope, Workspace
+
+from . import state as pointers
+from .chaindoor import ChainDoor
+
+__all__ = ["SECTION_TYPES", "Waiting", "approve", "edit", "pending", "reject", "rejection_key"]
+
+#: MEMORY.md section -> the chain entry type an approved entry of it is committed as.
+SECTION_TYPES: Final = {
+    "architecture decisions": "decision",
+    "commitments": "commitment",
+    "people & roles": "identity",
+    "error patterns": "lesson",
+}
+
+
+def rejection_key(text: str) -> str:
+    """What a rejection remembers of a text: a hash of its normalised words."""
+    words = normalize(text).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(words, digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """One entry waiting for review."""
+
+    id: str  # "<scope>:<line>"
+    scope: str
+    line: int
+    section: str
+    text: str
+    origin: str
+    added: str | None
+    ref: str | None  # the conversation turn it was captured from, when known
+    seq: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _waiting(scope: Scope, e: Entry) -> Waiting | None:
+    origin = origin_of(e)
+    if origin not in ("agent", "capture") or e.meta.get("ok"):
+        return None
+    meta = e.meta
+    return Waiting(
+        f"{scope.name}:{e.line}",
+        scope.name,
+        e.line,
+        e.section,
+        e.text,
+        origin,
+        meta.get("added"),
+        meta.get("ref"),
+        meta.seq,
+    )
+
+
+def pending(workspace: Workspace) -> list[Waiting]:
+    """Every entry waiting for review, scope by scope, in file order."""
+    out: list[Waiting] = []
+    for scope in workspace.in_order():
+        data = read_bytes(scope.memory_md)
+        if not data:
+            continue
+        for e in Document.parse(data).entries():
+            w = _waiting(scope, e)
+            if w is not None:
+                out.append(w)
+    return out
+
+
+def _find(workspace: Workspace, ident: str) -> tuple[Scope, Waiting]:
+    name, sep, line = ident.partition(":")
+    if not sep or name not in workspace.scopes or not line.isdigit():
+        raise InputError(
+            f"no waiting entry {ident!r}", hint="name one as `memory-chain review` lists it"
+        )
+    scope = workspace.scopes[name]
+    e = find_entry(Document.parse(read_bytes(scope.memory_md) or b""), line)
+    w = _waiting(scope, e)
+    if w is None:
+        raise InputError(f"{ident} is not waiting for review (a person's words, or approved)")
+    return scope, w
+
+
+def approve(
+    workspace: Workspace,
+    ident: str,
+    *,
+    chain: ChainDoor | None,
+    today: date | None = None,
+    _text: str | None = None,
+) -> dict[str, Any]:
+    """Approve the waiting entry ``ident`` (see the module docstring)."""
+    day = today or date.today()
+    scope, w = _find(workspace, ident)
+    text = _text if _text is not None else w.text
+    origin = "person" if _text is not None else w.origin
+    seq = w.seq
+    kind = SECTION_TYPES.get(w.section.casefold())
+    if chain is not None and kind is not None and seq is None:
+        meta = {"origin": origin, "approved": day.isoformat(), "review": w.id}
+        seq = chain.commit(text, type_=kind, source="curation", meta=meta)
+
+    def mark(doc: Document) -> tuple[Document | None, Outcome]:
+        e = find_entry(doc, str(w.line))
+        if e.text != w.text:
+            raise InputError(f"{w.id} changed while it was reviewed; list the queue again")
+        meta = stamp(e.meta.with_(ok=day.isoformat()), text, origin)
+        if seq is not None:
+            meta = meta.with_(seq=str(seq))
+        new = doc.rewrite_entry(e, text=text, stale=False, meta=meta)
+        return new, Outcome("approved", scope.name, scope.memory_md, e.line, text, e.section)
+
+    from memory_chain.workspace.ops import _run  # the one writer of MEMORY.md
+
+    _run(scope, mark, must_exist=True)
+    return {"approved": w.id, "text": text, "origin": origin, "seq": seq}
+
+
+def edit(
+    workspace: Workspace,
+    ident: str,
+    text: str,
+    *,
+    chain: ChainDoor | None,
+    today: date | None = None,
+) -> dict[str, Any]:
+    """Replace a waiting entry's words with a person's, then approve it."""
+    from memory_chain.workspace.ops import check_text
+
+    return approve(workspace, ident, chain=chain, today=today, _text=check_text(text))
+
+
+def reject(workspace: Workspace, ident: str, *, today: date | None = None) -> dict[str, Any]:
+    """Archive a waiting entry and remember its words as rejected."""
+    day = today or date.today()
+    scope, w = _find(workspace, ident)
+    key = rejection_key(w.text)
+
+    def change(state: dict[str, Any]) -> None:
+        state.setdefault("rejected", {})[key] = {"text": w.text, "day": day.isoformat()}
+
+    pointers.update(workspace.scopes["user"], change)  # first: a crash leaves it rejected
+    remove(scope, str(w.line), reason="rejected in review", today=day)
+    return {"rejected": w.id, "text": w.text}
