@@ -331,6 +331,12 @@ class Memory:
         result: dict[str, Any] = outcome.as_dict()
         return result
 
+    def review_queue(self) -> list[dict[str, Any]]:
+        """What an agent or capture remembered that waits for a person (capture.review)."""
+        from memory_chain.capture.review import pending
+
+        return [w.as_dict() for w in pending(self.workspace)]
+
     def files(self, request: dict[str, Any] | str | bytes) -> dict[str, Any]:
         """One memory-file tool call ({"tool": "read", "path": ...}): never raises.
 

@@ -185,9 +185,10 @@ def _plain(text: str) -> str:
 
 def _line(hit: dict[str, Any]) -> str:
     text = " ".join(_CLOCK.sub("", hit["text"].strip()).split())
+    auto = "; remembered automatically" if hit.get("role") == "note" else ""
     if hit.get("seq") is not None:
-        return f"- {text} (provable, seq {hit['seq']}, {hit['type']})"
-    return f"- {text} (editable note, {hit['scope']}:{hit['path']}:{hit['line']})"
+        return f"- {text} (provable, seq {hit['seq']}, {hit['type']}{auto})"
+    return f"- {text} (editable note, {hit['scope']}:{hit['path']}:{hit['line']}{auto})"
 
 
 def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
@@ -218,8 +219,9 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
             for h in memory.search(query, limit=PROMPT_LIMIT * 3):
                 key = _plain(h["text"])
                 cost = -(-len(h["text"]) // 4)
-                if h["kind"] == "untrusted" or h["score"] < PROMPT_MIN_SCORE or key in seen:
-                    continue
+                withheld = h["kind"] == "untrusted" or h.get("role") == "withheld"
+                if withheld or h["score"] < PROMPT_MIN_SCORE or key in seen:
+                    continue  # tool output and quoted text are never injected
                 if cost > left:
                     continue
                 left -= cost

@@ -31,6 +31,7 @@ TOOLS = {
     "search",
     "add",
     "remember",
+    "review_queue",
     "context",
     "list_files",
     "read_file",
@@ -73,6 +74,7 @@ def test_a_session_adds_searches_remembers_and_proves(served: tuple[Cli, Path]) 
             _text(await s.call_tool("remember", {"text": "Deploys need a green CI run"}))
         )
         out["context"] = _text(await s.call_tool("context", {"query": "deploy"}))
+        out["queue"] = json.loads(_text(await s.call_tool("review_queue", {})))
         out["verify"] = json.loads(_text(await s.call_tool("verify", {})))
         out["prove"] = json.loads(_text(await s.call_tool("prove", {"seq": 1})))
         return out
@@ -82,7 +84,10 @@ def test_a_session_adds_searches_remembers_and_proves(served: tuple[Cli, Path]) 
     assert "Use pnpm, not npm" == out["search"]["results"][0]["text"]
     assert "provable" == out["search"]["results"][0]["kind"]
     assert "added" == out["remember"]["action"]
-    assert "Deploys need a green CI run" in out["context"]
+    # the agent's entry is a dated note until a person approves it (issue 23)
+    assert "Deploys need a green CI run (remembered automatically on" in out["context"]
+    assert ["Deploys need a green CI run"] == [w["text"] for w in out["queue"]["waiting"]]
+    assert "agent" == out["queue"]["waiting"][0]["origin"]
     assert "Integrity: verified" in out["context"]
     assert out["verify"]["ok"] is True and 6 == out["verify"]["entries"]
     bundle = cli.root / "seq1.proof.json"

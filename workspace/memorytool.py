@@ -14,6 +14,7 @@ injected). A refusal names the path as Claude sent it.
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ from memory_chain.chain.format.secrets import check as check_secret
 from .files import edit, keep_removed, locked
 from .markdown import decode
 from .markdown import shown as readable
+from .provenance import claim_new, injected
 from .sandbox import check_content, in_scope, read_file, reserved
 from .scopes import Scope, Workspace
 
@@ -139,11 +141,20 @@ def _create(scope: Scope, req: dict[str, Any]) -> str:
     def change(current: bytes | None) -> bytes:
         if current is not None:
             raise ToolError(f"File {path} already exists")
-        return data
+        return _agents(None, data, path)
 
     scope.prepare()
     edit(target, change, lock_root=scope.root)
     return f"File created successfully at: {path}"
+
+
+def _agents(old: bytes | None, new: bytes, path: str) -> bytes:
+    """Entries the agent adds to MEMORY.md or a daily file are marked as its own
+    (provenance); the tool's reply is the one Anthropic's reference gives, from the text
+    before the mark."""
+    if not injected(path):
+        return new
+    return claim_new(old, new, "agent", date.today().isoformat())
 
 
 def _str_replace(scope: Scope, req: dict[str, Any]) -> str:
@@ -175,7 +186,7 @@ def _str_replace(scope: Scope, req: dict[str, Any]) -> str:
         lines = text.split("\n")
         lo, hi = max(0, line - 4), min(len(lines), line + new.count("\n") + 5)
         box[:] = [_numbered(lines[lo:hi], lo + 1)]
-        return check_content(text, path)
+        return _agents(current, check_content(text, path), path)
 
     if target.is_dir():
         raise ToolError(f"The path {path} is not a file.")
@@ -206,7 +217,7 @@ def _insert(scope: Scope, req: dict[str, Any]) -> str:
                 f"[0, {count}]."
             )
         lines[at:at] = new.rstrip("\n").split("\n")
-        return check_content("\n".join(lines), path)
+        return _agents(current, check_content("\n".join(lines), path), path)
 
     if target.is_dir():
         raise ToolError(f"The path {path} is not a file.")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from typing import Final, Literal
 
 from memory_chain.chain.format.entry import ORIGINS
@@ -42,6 +43,8 @@ __all__ = [
     "ORIGINS",
     "Role",
     "chain_role",
+    "claim_new",
+    "injected",
     "mark",
     "origin_of",
     "role",
@@ -105,3 +108,38 @@ def terminal_origin() -> str:
     if said in ORIGINS:
         return said
     return "agent" if os.environ.get("CLAUDECODE") == "1" else "person"
+
+
+_DAILY_NAME: Final = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
+
+
+def injected(path: str) -> bool:
+    """Whether a workspace file's entries are injected at session start (MEMORY.md and
+    the daily files): the files whose lines a tool call must mark as the agent's."""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    name = parts[-1]
+    return name == "MEMORY.md" or (
+        len(parts) >= 2 and parts[-2] == "memory" and _DAILY_NAME.fullmatch(name) is not None
+    )
+
+
+def claim_new(old: bytes | None, new: bytes, origin: str, day: str) -> bytes:
+    """``new`` with the entries a tool call added (no metadata, words not in ``old``)
+    marked as ``origin``'s: a whole-file write by an agent cannot pass its lines off
+    as a person's. Entries that were there before keep their bytes."""
+    from .markdown import Document
+
+    doc = Document.parse(new)
+    if doc.open_fence is not None:
+        return new  # a file the writers refuse to edit: left as it is
+    before = {" ".join(e.text.split()) for e in Document.parse(old or b"").entries()}
+    fresh = [
+        e
+        for e in doc.entries()
+        if e.comment is None and e.text and " ".join(e.text.split()) not in before
+    ]
+    if not fresh:
+        return new
+    for e in reversed(fresh):  # bottom up: one line becomes one line, the rest stay put
+        doc = doc.rewrite_entry(e, meta=stamp(Meta().with_(added=day), e.text, origin))
+    return doc.render()

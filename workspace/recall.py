@@ -27,6 +27,7 @@ from memory_chain.index.query import search as chain_search
 from memory_chain.index.settings import Weights
 
 from .indexing import in_roots, sync_workspace
+from .provenance import role
 from .scopes import Workspace
 
 __all__ = ["KIND_IMPORTANCE", "Found", "search"]
@@ -55,6 +56,8 @@ class Found:
     line: int | None = None
     section: str | None = None
     stale: bool = False
+    origin: str | None = None  # workspace.provenance (a workspace entry's)
+    role: str = "guidance"  # guidance | note | withheld: what an agent is shown it as
 
     def as_dict(self) -> dict[str, Any]:
         if self.chain is not None:
@@ -68,6 +71,8 @@ class Found:
             "text": self.text,
             "stale": self.stale,
             "score": round(self.score, 6),
+            "origin": self.origin,
+            "role": self.role,
         }
 
 
@@ -98,7 +103,7 @@ def workspace_hits(
     archived = "" if include_archived else "AND e.kind != 'archive'"
     rows = index.conn.execute(
         "SELECT e.scope, e.path, e.line, e.section, e.text, e.stale, e.untrusted, e.kind, "
-        "e.confirmed, e.added, f.mtime_ns, f.root, -bm25(ws_fts) AS b "
+        "e.confirmed, e.added, f.mtime_ns, f.root, -bm25(ws_fts) AS b, e.origin, e.approved "
         "FROM ws_fts JOIN ws_entries e ON e.id = ws_fts.rowid JOIN ws_files f ON f.path = e.path "
         f"WHERE ws_fts MATCH ? AND {where} {archived} ORDER BY rank LIMIT ?",
         (match, *scope_roots, pool),
@@ -122,6 +127,8 @@ def workspace_hits(
         mtime,
         root,
         b,
+        origin,
+        approved,
     ) in rows:
         when = _micros(conf) or _micros(added) or mtime // 1000
         score = (
@@ -140,6 +147,8 @@ def workspace_hits(
                 line=line,
                 section=section,
                 stale=bool(stale),
+                origin=origin,
+                role="withheld" if untrusted else role(origin, approved=bool(approved)),
             )
         )
     return out

@@ -42,8 +42,12 @@ def _join(items: Sequence[str]) -> str:
     return ", ".join(reversed(out))
 
 
+_META_COMMENT: Final = re.compile(r"[ \t]*<!--[ \t]*mc:[^\n]*?-->")
+
+
 def make_summary(text: str) -> str:
     """A summary for a file without one: its blocks' summaries, titles or bullet keys."""
+    text = _META_COMMENT.sub("", text)  # an entry's metadata is not its words
     for rx in (_ENTRY_SUMMARY, _H2, _BULLET_KEY):
         found = rx.findall(text)
         if found:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,6 +31,7 @@ from memory_chain.chain.format.secrets import check as check_secret
 
 from .files import edit, keep_removed, locked, replace_whole
 from .markdown import decode, encode, shown
+from .provenance import claim_new, injected
 from .sandbox import check_content, in_scope, read_file, relative, reserved
 from .scopes import Scope, Workspace
 from .summary import make_summary, summary_of, with_summary
@@ -119,6 +121,8 @@ def write(
     kept = None
     with locked(scope.root):
         old = path.read_bytes() if path.is_file() else None
+        if injected(rel):
+            data = claim_new(old, data, "agent", date.today().isoformat())
         if old is not None and old != data:  # what is replaced stays in the archive
             kept = keep_removed(scope.root, rel, data=old)
     # Without a base, the bytes just kept are the base: an edit landing in between is a
@@ -129,6 +133,11 @@ def write(
     if kept is not None:
         out["kept"] = kept
     return out
+
+
+def _agents(old: bytes | None, new: bytes, rel: str) -> bytes:
+    """What a tool call adds to a markdown file is marked as the agent's (provenance)."""
+    return claim_new(old, new, "agent", date.today().isoformat()) if injected(rel) else new
 
 
 def _not_memory_md(scope: Scope, path: Path, rel: str, how: str) -> None:
@@ -174,7 +183,7 @@ def patch(scope: Scope, rel: str, patches: Sequence[dict[str, str]]) -> dict[str
             text = text.replace(old, new, 1)
         if _summarised(rel):
             text = with_summary(text, summary_of(text))
-        return check_content(text, f"the patched {rel}")
+        return _agents(current, check_content(text, f"the patched {rel}"), rel)
 
     read_file(path, rel)  # a missing file, or a folder, is one clear error
     done = edit(path, change, lock_root=scope.root)
@@ -202,7 +211,7 @@ def append(scope: Scope, rel: str, entry: str, *, summary: str | None = None) ->
                 text += "\n"
         text += block
         text = with_summary(text, summary)
-        return check_content(text, f"{rel} with the entry")
+        return _agents(current, check_content(text, f"{rel} with the entry"), rel)
 
     scope.prepare()
     done = edit(path, change, lock_root=scope.root)
