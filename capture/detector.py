@@ -298,6 +298,8 @@ def own_words(text: str) -> str:
         if _HERE_IS.search(line):
             break
     first = " ".join(kept[:1]).strip()
+    if first.endswith("?") and any(line.strip() for line in kept[1:]):
+        return first  # a question about what follows it ("is this ok?\n<pasted text>")
     if _ABOUT_TEXT.match(first) and (len(kept) > 1 or len(first) > 200 or ":" in first):
         # the request is the person's; the text it is about is not
         head = re.split(r"(?<=[?:])\s|(?<=[.!])\s+(?=[A-Z])", first, maxsplit=1)[0]
