@@ -17,7 +17,7 @@ from helpers.cli import SCRIPT
 from poisoning_harness import CHANNELS, run, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpora"))
-from poisoning_heldout import rows  # noqa: E402
+from poisoning_heldout import rows
 
 
 def test_held_out_payloads_never_become_guidance_or_chain_entries(tmp_path: Path) -> None:
