@@ -29,6 +29,8 @@ TUNING: dict[str, list[Row]] = {
     "tune2": load(HERE / "corpora" / "secrets-tune2.tsv"),
     "tune3": load(HERE / "corpora" / "secrets-tune3.tsv"),
     "tune4": tune4(),
+    "tune5": load(HERE / "corpora" / "secrets-tune5.tsv"),
+    "tune6": load(HERE / "corpora" / "secrets-tune6.tsv"),
 }
 HELD_OUT: dict[str, list[Row]] = {"heldout": load(HERE / "corpora" / "secrets-heldout.tsv")}
 PARTS: dict[str, list[Row]] = {**TUNING, **HELD_OUT}

@@ -445,7 +445,8 @@ _NOT_SECRET_SUFFIXES: Final = tuple(
         "_name name _id _ttl _length _len _days _size _header _type _file _path _url _env "
         "_var _count _policy _format _helper _store _hint _prompt _algorithm _hash _mode "
         "_strategy _provider _backend _scheme _kind _method _version _required _enabled "
-        "_minutes _seconds _expiry _timeout _dir _rotation _reset_token"
+        "_minutes _seconds _expiry _timeout _dir _rotation _reset_token _stdin _cmd _command "
+        "_from _source"
     )
 )
 
@@ -520,6 +521,7 @@ _WORD: Final = _rx(
     r"[^\s\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20]+"
 )
 _WINDOW_WORDS: Final = 8
+_FIELD: Final = _rx(r"[A-Za-z_][\w.-]{1,63}")
 #: "changed to x", "is now x": the words before a value that replaced another.
 _CHANGED: Final = frozenset(["changed", "set", "reset", "updated", "rotated", "moved", "is", "was"])
 
@@ -584,6 +586,10 @@ def _named(text: str, found: list[Finding]) -> None:
             previous = low
             if low.rstrip(":") in _OTHER_THING:
                 break
+            field = raw[:-1].strip("\"'")
+            keyish = raw[:1] in "\"'" or "_" in field
+            if n and raw.endswith((":", "=")) and keyish and _FIELD.fullmatch(field):
+                break  # the next field's name ("username": ...): its value is not this one's
             if weak and not tied:
                 tied = raw.endswith((":", "="))
                 continue
@@ -752,6 +758,109 @@ _NAME_VALUE: Final = _rx(
 )
 
 
+#: ``user / password`` after a word of logging in: ``Admin: ops / X``, ``login root / X``.
+_PAIR: Final = _rx(
+    r"(?i)\b(?:admin|administrator|login|logins|user|username|account|root|creds|"
+    r"credentials|ssh|wifi|wi-fi|sign[ -]?in)\b[^\n/|]{0,40}?(?<!\S)[\w.@+-]{2,64}"
+    r"[ \t]+/[ \t]+(?P<value>\S+)"
+)
+#: A key file said to hold a value: ``config/master.key holds X``, ``secret.txt: X``.
+_KEY_FILE: Final = _rx(
+    r"(?i)\b[\w./-]*\.(?:key|pem|secret|secrets|p12|pfx|keystore|jks|token)\b"
+    r"(?:[ \t]+(?:holds|contains|has|is|reads)|[ \t]*[:=])[ \t]+(?P<value>\S+)"
+)
+#: A PIN or passcode right after its name: ``admin PIN 412437``, ``passcode 9921``.
+_PIN_NUMBER: Final = _rx(r"(?:\bPIN|(?i:\bpass ?code|\bpin[ -]?code))[ \t:#=]*(?P<value>\d{4,8})\b")
+
+
+#: ``(email, password) VALUES ('a', 'b')``: a column list and the values in its order.
+_SQL_VALUES: Final = _rx(r"(?i)\(([^()\n]{1,400})\)\s*VALUES\s*\(([^()\n]{1,2000})\)")
+#: A cookie header's pairs: a session cookie is a bearer credential.
+_COOKIE: Final = _rx(r"(?im)^\s*(?:set-)?cookie:\s*(.+)$")
+#: Short flags that take a password, by tool: ``redis-cli -a X``, ``sshpass -p X``.
+_TOOL_FLAGS: Final = _rx(
+    r"(?i)\b(?:redis-cli\b[^\n|;]*?\s-a|sshpass\b[^\n|;]*?\s-p|openssl\b[^\n|;]*?\s-k|"
+    r"zip\b[^\n|;]*?\s-P|7z\b[^\n|;]*?\s-p)[ \t]*(?P<value>[^\s-]\S*)"
+)
+
+
+def _cells(line: str) -> list[str]:
+    sep = "\t" if line.count("\t") > line.count(",") else ","
+    return [c.strip().strip("\"'") for c in line.split(sep)]
+
+
+def _tables(text: str, found: list[Finding]) -> None:
+    """A CSV or TSV header naming a secret column, and the rows below it; SQL VALUES."""
+    lines = text.splitlines()
+    for n, header in enumerate(lines[:-1]):
+        if header.count(",") + header.count("\t") < 1:
+            continue
+        names = _cells(header)
+        secret = [i for i, c in enumerate(names) if _FIELD.fullmatch(c) and _ident_kind(c)]
+        if not secret:
+            continue
+        for row in lines[n + 1 :]:
+            cells = _cells(row)
+            if len(cells) != len(names):
+                break
+            for i in secret:
+                v = cells[i]
+                if v and (_random_value(v) or _made_up(v, quoted=True)) and not _technical(v):
+                    at = text.find(v, text.find(row))
+                    found.append(Finding("password", at, at + len(v)))
+    for m in _SQL_VALUES.finditer(text):
+        names, values = _cells(m.group(1)), _cells(m.group(2))
+        if len(names) != len(values):
+            continue
+        for name, v in zip(names, values, strict=True):
+            named = _FIELD.fullmatch(name) is not None and _ident_kind(name) is not None
+            bare = v.lstrip("@$")  # a quoted SQL literal: "@" or "$" starts it, not a variable
+            made = (
+                bool(bare)
+                and v.upper() != "NULL"
+                and (_random_value(bare) or _made_up(bare, quoted=True))
+            )
+            if named and made:
+                at = text.find(v, m.start(2))
+                found.append(Finding("password", at, at + len(v)))
+
+
+def _cookies_and_tools(text: str, low: str, found: list[Finding]) -> None:
+    if "cookie" in low:
+        for m in _COOKIE.finditer(text):
+            for pair in m.group(1).split(";"):
+                _name, eq, v = pair.strip().partition("=")
+                if eq and _random_value(v.strip()):
+                    at = text.find(v.strip(), m.start(1))
+                    found.append(Finding("session cookie", at, at + len(v.strip())))
+    if "-" in text:
+        for m in _TOOL_FLAGS.finditer(text):
+            value, vs, ve, _ = _value_at(text, m.start("value"))
+            if (
+                value
+                and not _placeholder(value)
+                and (_random_value(value) or _made_up(value, quoted=True))
+            ):
+                found.append(Finding("password on a command line", vs, ve))
+
+
+def _pairs(text: str, low: str, found: list[Finding]) -> None:
+    """A user / password pair, a key file's content, a PIN's digits."""
+    key_file = any(
+        f".{ext}" in low for ext in ("key", "pem", "secret", "p12", "pfx", "jks", "token")
+    )
+    for rx, gate in ((_PAIR, " / " in text), (_KEY_FILE, key_file)):
+        if not gate:
+            continue
+        for m in rx.finditer(text):
+            value, vs, ve, _ = _value_at(text, m.start("value"))
+            if value and (_random_value(value) or _made_up(value)):
+                found.append(Finding("password", vs, ve))
+    if "pin" in low or "code" in low:
+        for m in _PIN_NUMBER.finditer(text):
+            found.append(Finding("PIN", m.start("value"), m.end("value")))
+
+
 def _strong(text: str, found: list[Finding]) -> None:
     """A password-shaped token anywhere (``htpasswd -b f admin X``, ``wifi: Guest / X``)."""
     for m in _STRONG.finditer(text):
@@ -841,13 +950,17 @@ def scan(text: str) -> list[Finding]:
                 found.append(Finding("bearer token", m.start(1), m.end(1)))
     if "-u" in text:
         for m in _CURL_USER.finditer(text):
-            if not _placeholder(m.group(2)) and len(m.group(2)) >= 4:
+            if not _placeholder(m.group(2).rstrip("`'\",.;)")) and len(m.group(2)) >= 4:
                 found.append(Finding("password on a command line", m.start(2), m.end(2)))
     if _may_name(low):
         if "=" in text or ":" in text:
             _assigned(text, found)
         _spaced(text, found)
         _named(text, found)
+    _pairs(text, low, found)
+    if "," in text or "\t" in text:
+        _tables(text, found)
+    _cookies_and_tools(text, low, found)
     _flags(text, found)
     _strong(text, found)
     found.sort(key=lambda f: (f.start, -f.end))
