@@ -1,9 +1,9 @@
 """The labelled secret corpora, by part: what the rules were tuned on, and what was held out.
 
-tests/corpora/ holds four tuning parts (three files of templates, one
+tests/corpora/ holds eight tuning parts (seven files of templates, one
 grammar), each written as a held-out part and scored before its misses
-were fixed, and one held-out part written after all tuning and never tuned
-on. ``PARTS`` maps a part's name to (text, is a secret, kind) rows; the
+were fixed, and two held-out parts written after the tuning they follow and
+never tuned on. ``PARTS`` maps a part's name to (text, is a secret, kind) rows; the
 first-pass figures of each are in benchmarks/README.md. The old corpus of
 issue 9 (tests/secrets_corpus.py) is the part "issue9".
 """
@@ -31,8 +31,13 @@ TUNING: dict[str, list[Row]] = {
     "tune4": tune4(),
     "tune5": load(HERE / "corpora" / "secrets-tune5.tsv"),
     "tune6": load(HERE / "corpora" / "secrets-tune6.tsv"),
+    "tune7": load(HERE / "corpora" / "secrets-tune7.tsv"),
+    "tune8": load(HERE / "corpora" / "secrets-tune8.tsv"),
 }
-HELD_OUT: dict[str, list[Row]] = {"heldout": load(HERE / "corpora" / "secrets-heldout.tsv")}
+HELD_OUT: dict[str, list[Row]] = {
+    "heldout": load(HERE / "corpora" / "secrets-heldout.tsv"),
+    "heldout2": load(HERE / "corpora" / "secrets-heldout2.tsv"),
+}
 PARTS: dict[str, list[Row]] = {**TUNING, **HELD_OUT}
 
 

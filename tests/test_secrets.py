@@ -55,7 +55,9 @@ def test_the_corpora_are_big_and_varied_enough() -> None:
         assert any(s for _, s, _ in part) and not all(s for _, s, _ in part), name
 
 
-@pytest.mark.parametrize("part", ["issue9", "tune1", "tune2", "tune3", "tune4", "tune5", "tune6"])
+@pytest.mark.parametrize(
+    "part", ["issue9", "tune1", "tune2", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8"]
+)
 def test_every_tuning_part_is_held(part: str) -> None:
     """What the rules were tuned on stays blocked, and what is plain stays allowed."""
     from secret_corpora import TUNING
@@ -67,15 +69,17 @@ def test_every_tuning_part_is_held(part: str) -> None:
     assert [] == flagged
 
 
-def test_the_held_out_part_as_measured() -> None:
-    """The held-out part (never tuned on) at the figures it first gave: 90.0 % blocked,
-    no false positive. A change that lowers them is a regression; one that raises
-    them is tuning on it, and must say so where the figures are (benchmarks/README.md)."""
+@pytest.mark.parametrize(("part", "least"), [("heldout", 0.90), ("heldout2", 0.85)])
+def test_the_held_out_parts_as_measured(part: str, least: float) -> None:
+    """The held-out parts (never tuned on) at the figures they first gave: 90.0 % and
+    85.3 % blocked, no false positive. A change that lowers them is a regression; one
+    that raises them is tuning on them, and must say so where the figures are
+    (benchmarks/README.md)."""
     from secret_corpora import HELD_OUT, rates
 
-    rows = HELD_OUT["heldout"]
+    rows = HELD_OUT[part]
     blocked, false_positives = rates(rows, [bool(scan(t)) for t, _, _ in rows])
-    assert blocked >= 0.90
+    assert blocked >= least
     assert false_positives <= 0.01
 
 

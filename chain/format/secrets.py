@@ -28,7 +28,13 @@ lists the rules):
    characters, high entropy, mixed classes). A value may also come before
    the name ("use X as the api token", "X (the router password)");
 4. **a password-shaped token** anywhere: upper and lower case, digits and
-   a symbol, 8 to 40 characters.
+   a symbol, 8 to 40 characters;
+5. **credentials in structure**: ``user / password`` pairs, key files,
+   PINs, CSV columns, SQL ``VALUES``, cookies, tools' password arguments;
+6. **credentials in code and program output**: a login call's positional
+   password, ``user:password@host`` DSNs, a value alone on the line after
+   one that names a secret (``vault kv get -field=password``), recovery
+   codes.
 
 What is not a secret: placeholders (``<your key>``, ``${VAR}``, ``$VAR``,
 ``xxxx``, ``changeme``, documentation's ``EXAMPLE`` keys), environment and
@@ -161,6 +167,11 @@ _JWT: Final = _rx(
 
 #: ``scheme://[user]:password@host``: the user part may be empty (``redis://:pw@``).
 _URL_CREDENTIALS: Final = _rx(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@[^\s]")
+#: ``https://TOKEN@host``: a token standing as the URL's user (a Sentry DSN, a git remote).
+_URL_TOKEN: Final = _rx(r"\b[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9_.~-]{16,})@[^\s]")
+#: A Sentry DSN's key stands as the user, and Sentry documents it as public.
+_PUBLIC_DSN_HOSTS: Final = ("sentry.io",)
+_HOST: Final = _rx(r"[A-Za-z0-9.-]+")
 _BASIC: Final = _rx(r"(?i)\bbasic\s+([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
 _BEARER: Final = _rx(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9+/=_.~-]{16,})")
 #: An Azure shared access signature (or any signed URL's) ``sig=`` query value.
@@ -282,7 +293,11 @@ _PLACEHOLDER_WORDS: Final = (
 _PLAIN_WORD: Final = _rx(r"[^\W\d_]+")
 _NO_SPACE: Final = _rx(r"[^\s`|]+")
 _ENV_NAME: Final = _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_CODE: Final = _rx(r"[(){}\[\]`]|^(?:self|this|os|env|process|config|settings|cfg)\.|\.get$")
+_CODE: Final = _rx(
+    r"[(){}\[\]`]|^(?:self|this|os|env|process|config|settings|cfg|var|local|module|data|"
+    r"vars|params|args|inputs|secrets|steps|needs|matrix|ctx|context|props|opts|options|"
+    r"values|Values|each)\.|\.get$|^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*){1,5}$"
+)
 #: Trimmed off a value's ends: quotes, brackets, and sentence punctuation.
 _TRIM_LEFT: Final = "\"'`([{<«“‘=:：*"
 _TRIM_RIGHT: Final = "\"'`)]}>»”’,;.:!?*"
@@ -302,7 +317,8 @@ def _placeholder(value: str) -> bool:
 _NOT_VALUES: Final = frozenset(
     _words(
         "none null nil true false empty unset required optional password passwd pass pwd pw "
-        "secret token key apikey api_key user username value string str int bytes"
+        "secret token key apikey api_key user username value string str int bytes passphrase "
+        "passcode credentials creds"
     )
 )
 
@@ -341,8 +357,10 @@ def _random_value(value: str) -> bool:
         return False
     if value.lower().startswith(_PUBLIC_PREFIXES + _REFERENCES) or _EMAIL.fullmatch(value):
         return False
-    if "://" in value or _PATHISH.fullmatch(value):
-        return False
+    if "://" in value or _PATHISH.fullmatch(value) or "=" in value.rstrip("="):
+        return False  # a path, a URL, or name=value: not one value
+    if _WORDS_AND_NUMBERS.fullmatch(value) and not _WORDS_NUMBER.fullmatch(value):
+        return False  # 64-hex-character, max-retries-3: words (maple-cobalt-151 is a passphrase)
     h = entropy(value)
     if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
         return h >= MIN_ASSIGNED_ENTROPY
@@ -357,6 +375,8 @@ def _random_value(value: str) -> bool:
 
 
 #: Values that point at a secret kept elsewhere (env:NAME, vault:path, op://...).
+_WORDS_NUMBER: Final = _rx(r"[a-z]{3,}(?:[-_.][a-z]{3,})+[-_.]?\d{2,}")
+_WORDS_AND_NUMBERS: Final = _rx(r"(?:[a-z]+|\d+)(?:[-_.](?:[a-z]+|\d+))+")
 _REFERENCES: Final = tuple(
     _words(
         "env: vault: secret: secrets: file: ref+ op:// aws-sm: gcp-sm: azure-kv: keyring: "
@@ -451,36 +471,39 @@ _NOT_SECRET_SUFFIXES: Final = tuple(
 )
 
 
+#: An identifier starting so is a setting about a secret (``--ask-password``,
+#: ``no_password``, ``max_token``), not a secret.
+_NOT_SECRET_PREFIXES: Final = tuple(
+    _words(
+        "public publishable max_ min_ num_ ask_ no_ prompt_ use_ require_ requires_ enable_ "
+        "disable_ allow_ show_ is_ has_ read_ get_ gen_ generate_ reset_ forgot_ "
+        "forgotten_ change_"
+    )
+)
+
+
+_PASSWORD_STEM: Final = _rx("password|passwd|passphrase|passcode")
+_KEY_STEM: Final = _rx(
+    "secret|token|apikey|accesskey|privatekey|credential|signingkey|authkey|sessionkey|bearer"
+)
+
+
 def _ident_kind(name: str) -> str | None:
     """ "password", "key" or None: what an identifier names (DB_PASSWORD, apiKey, sig)."""
     low = name.lower().replace("-", "_")
     if low.endswith(_NOT_SECRET_SUFFIXES):
         return None
-    if low.startswith(("public", "publishable", "max_", "min_", "num_")):
+    if low.startswith(_NOT_SECRET_PREFIXES):
         return None
     flat = low.replace("_", "").replace(".", "")
     if (
-        any(w in flat for w in ("password", "passwd", "passphrase", "passcode"))
+        _PASSWORD_STEM.search(flat)
         or flat in ("pass", "pwd", "pw", "dbpass", "pin")
         or flat.endswith("psk")
         or flat.endswith(("pass", "pwd"))
     ):
         return "password"
-    if any(
-        w in flat
-        for w in (
-            "secret",
-            "token",
-            "apikey",
-            "accesskey",
-            "privatekey",
-            "credential",
-            "signingkey",
-            "authkey",
-            "sessionkey",
-            "bearer",
-        )
-    ):
+    if _KEY_STEM.search(flat):
         return "key"
     if flat.endswith(("key", "auth")):
         return "key"
@@ -521,6 +544,12 @@ _WORD: Final = _rx(
     r"[^\s\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20]+"
 )
 _WINDOW_WORDS: Final = 8
+_COMPARISONS: Final = frozenset(_words("<= >= == != === !== < >"))
+#: Lowercase words joined by hyphens or underscores: a name, never a key.
+_WORDS_JOINED: Final = _rx(r"[a-z]+(?:[-_][a-z]+)+")
+#: An unquoted value that is a variable or a type: ``passphrase_source``, ``PassphraseSource``.
+_IDENTIFIER: Final = _rx(r"_?[a-z]+(?:_[a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+")
+_LAST_IDENT: Final = _rx(r"[^\w.-]")
 _FIELD: Final = _rx(r"[A-Za-z_][\w.-]{1,63}")
 #: "changed to x", "is now x": the words before a value that replaced another.
 _CHANGED: Final = frozenset(["changed", "set", "reset", "updated", "rotated", "moved", "is", "was"])
@@ -584,10 +613,10 @@ def _named(text: str, found: list[Finding]) -> None:
                 tied, previous = True, low
                 continue
             previous = low
-            if low.rstrip(":") in _OTHER_THING:
+            if low.rstrip(":") in _OTHER_THING or raw in _COMPARISONS:
                 break
-            field = raw[:-1].strip("\"'")
-            keyish = raw[:1] in "\"'" or "_" in field
+            field = _LAST_IDENT.split(raw[:-1].strip("\"'"))[-1]
+            keyish = raw[:1] in "\"'" or "_" in field or field != raw[:-1]
             if n and raw.endswith((":", "=")) and keyish and _FIELD.fullmatch(field):
                 break  # the next field's name ("username": ...): its value is not this one's
             if weak and not tied:
@@ -604,6 +633,10 @@ def _named(text: str, found: list[Finding]) -> None:
             if generic:
                 tied = raw.endswith((":", "="))
                 continue  # "the feature flag key is new-checkout-v2": only a random value
+            if not password and _WORDS_JOINED.fullmatch(value):
+                break  # apiKey: "public-web-key-see-docs": words, not a key
+            if quoted and _psql_variable(text, vs):
+                break
             if (tied or last or quoted) and (
                 _made_up(value, quoted=quoted and tied) or (password and tied and _pin(value))
             ):
@@ -612,6 +645,16 @@ def _named(text: str, found: list[Finding]) -> None:
                 found.append(Finding(_kind(password), vs, ve))
                 break
             tied = raw.endswith((":", "="))
+
+
+def _psql_variable(text: str, at: int) -> bool:
+    """psql's ``:'name'`` (a space, a colon touching the quote): a variable, not a value."""
+    return text[at - 2 : at] in (":'", ':"') and text[at - 3 : at - 2].isspace()
+
+
+#: ``Read-Host``, ``Get-Secret``: a PowerShell command, not a value.
+_CMDLET: Final = _rx(r"[A-Z][a-z]+-[A-Z][A-Za-z]+")
+_FLAG_NEXT: Final = _rx(r"[ \t]+-{1,2}[A-Za-z]")
 
 
 def _skip_tie(text: str, at: int) -> int:
@@ -652,6 +695,8 @@ def _named_before(text: str, m: re.Match[str], password: bool, found: list[Findi
         value, vs, ve, _ = _value_at(text, w.start(), m.start())
         if not value or value.lower() in ("the", "a", "an", "our", "my", "this"):
             continue
+        if any(q in value for q in "\"'"):
+            continue  # f"secret, x['a']: code, not a value
         if _random_value(value) or (tied and _made_up(value) and not _technical(value)):
             found.append(Finding(_kind(password), vs, ve))
             return
@@ -677,9 +722,16 @@ def _spaced(text: str, found: list[Finding]) -> None:
         name = m.group("name").rsplit(":", 1)[-1].rsplit("/", 1)[-1]
         if not name or _ident_kind(name) is None or (name.islower() and "_" not in name):
             continue  # a plain word ("token", "secret") is rule 3's prose case
-        value, vs, ve, _ = _value_at(text, m.end())
-        if value and _random_value(value):
+        value, vs, ve, quoted = _value_at(text, m.end())
+        if not value:
+            continue
+        if _random_value(value) or (
+            quoted and _ident_kind(name) == "password" and _made_up(value) and not _technical(value)
+        ):
             found.append(Finding(f"secret after {name[:40]}", vs, ve))
+
+
+_QUERY_END: Final = _rx(r"[&#]")
 
 
 def _assigned(text: str, found: list[Finding]) -> None:
@@ -689,8 +741,14 @@ def _assigned(text: str, found: list[Finding]) -> None:
         if kind is None:
             continue
         value, vs, ve, quoted = _value_at(text, m.end())
-        if not value or value.startswith("="):
+        if m.start() and text[m.start() - 1] in "?&;" and not quoted:
+            cut = _QUERY_END.search(value)  # ?api_key=X&format=csv: the value ends at &
+            if cut is not None:
+                value, ve = value[: cut.start()], vs + cut.start()
+        if not value or value.startswith(("=", "--")) or (quoted and _psql_variable(text, vs)):
             continue
+        if not quoted and (_CMDLET.fullmatch(value) or _FLAG_NEXT.match(text, ve)):
+            continue  # $p = Read-Host -AsSecureString: a command that reads it
         if kind == "password":
             ok = (
                 _made_up(value, quoted=True)
@@ -703,10 +761,15 @@ def _assigned(text: str, found: list[Finding]) -> None:
                     and "://" not in value
                     and not (value.isdigit() and len(value) < 6)
                     and not (_PLAIN_WORD.fullmatch(value) and value.islower() and len(value) < 8)
+                    and not _IDENTIFIER.fullmatch(value)
                 )
             )
         else:
             ok = _random_value(value) or (quoted and _random_value(value.strip()))
+        if not ok and "(" in value:
+            wrapped = _WRAPPED.match(text, m.end())
+            if wrapped is not None and _random_value(wrapped.group("v")):
+                ok, (vs, ve) = True, wrapped.span("v")
         if ok:
             what = (
                 "password" if kind == "password" else f"secret assigned to {m.group('name')[:40]}"
@@ -723,6 +786,8 @@ def _flags(text: str, found: list[Finding]) -> None:
         value, vs, ve, quoted = _value_at(text, m.start("value"))
         if not value or value.startswith(("-", "<", "$")) or _placeholder(value):
             continue
+        if "://" in value:
+            continue  # --ask-password https://...: the flag takes no value, that is the URL
         if name is None:  # -pVALUE: only after mysql and its kin
             if _MYSQL_LIKE.search(text, 0, m.start()) and _made_up(value, quoted=True):
                 found.append(Finding("password on a command line", vs, ve))
@@ -748,7 +813,7 @@ def _flags(text: str, found: list[Finding]) -> None:
 #: the shape password rules ask people for, and that names, numbers and code rarely take.
 _STRONG_CHAR: Final = r"[^\s\"'`(){}\[\],;<>\\]"
 _STRONG: Final = _rx(
-    rf"(?<![^\s\"'])(?={_STRONG_CHAR}*[A-Z])(?={_STRONG_CHAR}*[a-z])(?={_STRONG_CHAR}*\d)"
+    rf"(?<![^\s\"'(\[])(?={_STRONG_CHAR}*[A-Z])(?={_STRONG_CHAR}*[a-z])(?={_STRONG_CHAR}*\d)"
     rf"(?={_STRONG_CHAR}*[!#$%&*?^~|]){_STRONG_CHAR}{{8,40}}(?![^\s\"'.,;:!?)])"
 )
 #: ``name: X_PASSWORD`` then ``value: ...`` (Kubernetes env entries, key/value lists).
@@ -781,6 +846,35 @@ _COOKIE: Final = _rx(r"(?im)^\s*(?:set-)?cookie:\s*(.+)$")
 _TOOL_FLAGS: Final = _rx(
     r"(?i)\b(?:redis-cli\b[^\n|;]*?\s-a|sshpass\b[^\n|;]*?\s-p|openssl\b[^\n|;]*?\s-k|"
     r"zip\b[^\n|;]*?\s-P|7z\b[^\n|;]*?\s-p)[ \t]*(?P<value>[^\s-]\S*)"
+)
+#: The password as a command's last argument: ``htpasswd -b`` (batch mode), ``net user N X``.
+_LAST_ARG: Final = _rx(
+    r"(?im)\b(?:htpasswd\b[^\n|;>]*?\s-[a-z]*b[a-z]*\b[^\n|;>]*|net\s+user\s+\S+)"
+    r"\s(?P<value>[^\s\-/*][^\s|;>]*)[ \t]*(?:/add\b[^\n]*)?(?=$|[|;>])"
+)
+#: ``user:password@host`` without a scheme: a Go or JDBC DSN, a connection string.
+_DSN: Final = _rx(
+    r"(?<![\w/:.@%-])(?P<user>[A-Za-z_][\w.-]{0,40}):(?P<value>[^\s:@/\"'<>()]{3,128})@"
+    r"(?:tcp\(|unix\(|\[|[\w-]+(?:\.[\w-]+)*(?::\d{2,5})?(?=[/\s\"'?,;)]|$))"
+)
+_NOT_DSN_USERS: Final = frozenset(_words("mailto tel sip sips xmpp im news urn"))
+#: A call that logs in, with the credential as a positional string argument:
+#: ``new mysqli('h', 'user', 'X')``, ``smtp.login(user, "X")``, ``NetworkCredential(u, "X")``.
+_CRED_CALL: Final = _rx(
+    r"(?i)(?<![\w$])(?:[\w$]+(?:\.|->|::))*(?P<fn>login|connect|mysqli|mysqli?_connect|"
+    r"pg_connect|pdo|networkcredential|passwordcredential|usernamepasswordcredentials?|"
+    r"basicauth|httpbasicauth|httpdigestauth|authenticate|auth|simple_bind_s|bind_s|"
+    r"set_?password|with_?password|credentials|sqlconnect|ldap_bind)\s*\("
+    r"(?P<args>[^()\n]{0,400})\)"
+    # requests' auth=("user", "X")
+    r"|\bauth\s*=\s*\((?P<tuple>[^()\n]{0,200})\)"
+)
+_REGION: Final = _rx(r"[a-z]{2}(?:-[a-z]+)+-\d{1,2}")
+_CALL_STEM_RX: Final = _rx("login|connect|mysqli|pdo|credential|auth|bind|password")
+_LITERAL: Final = _rx(r"(?P<q>[\"'])(?P<v>[^\"'\n]{1,200})(?P=q)")
+#: A value wrapped in a call or a bytes literal: ``[]byte("X")``, ``Buffer.from('X')``.
+_WRAPPED: Final = _rx(
+    r"[\w.\[\]:]{0,30}\(\s*[bBrRuU]?(?P<q>[\"'])(?P<v>[^\"'\n]{8,200})(?P=q)\s*[,)]"
 )
 
 
@@ -834,14 +928,78 @@ def _cookies_and_tools(text: str, low: str, found: list[Finding]) -> None:
                     at = text.find(v.strip(), m.start(1))
                     found.append(Finding("session cookie", at, at + len(v.strip())))
     if "-" in text:
-        for m in _TOOL_FLAGS.finditer(text):
-            value, vs, ve, _ = _value_at(text, m.start("value"))
+        for m in (*_TOOL_FLAGS.finditer(text), *_LAST_ARG.finditer(text)):
+            value, vs, ve, _ = _value_at(text, m.start(m.lastgroup or 0))
             if (
                 value
                 and not _placeholder(value)
                 and (_random_value(value) or _made_up(value, quoted=True))
             ):
                 found.append(Finding("password on a command line", vs, ve))
+
+
+#: What a program prints before its value: a log prefix (``jenkins  | ``), a prompt, a label.
+_LINE_PREFIX: Final = _rx(r"\s*(?:[\w.-]{1,40}\s*\|\s*)?(?:[$>#]\s+)?(?:[\w ]{1,30}:\s+)?")
+_CODE_GROUPS: Final = _rx(r"(?:[A-Za-z0-9]{4,5}-?[A-Za-z0-9]{4,5}|\d{6,10})(?:\s+|$)")
+_SECRET_LINE: Final = _rx(
+    r"(?i)pass(?:word|wort|phrase|wd)|\btokens?\b|secret|api[ _-]?key|credential|"
+    r"recovery codes?|backup codes?|mot de passe|contrase|пароль|密码|パスワード"
+)
+
+
+def _next_line(text: str, found: list[Finding]) -> None:
+    """A value alone on the line after one that names a secret: what programs print
+    (``Use the following password to proceed:`` then the password, a vault read, a
+    decoded Kubernetes secret, recovery codes)."""
+    lines = text.split("\n")
+    at = 0
+    for n, line in enumerate(lines[:-1]):
+        at += len(line) + 1
+        if _SECRET_LINE.search(line) is None:
+            continue
+        following = lines[n + 1]
+        prefix = _LINE_PREFIX.match(following)
+        skip = prefix.end() if prefix else 0
+        rest, start = following[skip:].rstrip(), at + skip
+        if not rest:
+            continue
+        if "code" in line.lower() and _CODE_GROUPS.match(rest):
+            found.append(Finding("recovery codes", start, start + len(rest)))
+            continue
+        if any(c.isspace() for c in rest):
+            continue
+        if (
+            _random_value(rest)
+            or _WORDS_NUMBER.fullmatch(rest)
+            or (_made_up(rest) and not _technical(rest))
+        ):
+            found.append(Finding("secret printed after its name", start, start + len(rest)))
+
+
+def _code_credentials(text: str, low: str, found: list[Finding]) -> None:
+    """``user:X@host`` without a scheme, and a login call's positional password."""
+    if "@" in text and ":" in text:
+        for m in _DSN.finditer(text):
+            value = m.group("value")
+            if m.group("user").lower() in _NOT_DSN_USERS or _placeholder(value):
+                continue
+            if _random_value(value) or (_made_up(value) and not _technical(value)):
+                found.append(Finding("password in a connection string", *m.span("value")))
+    if "(" not in text or _CALL_STEM_RX.search(low) is None:
+        return
+    for m in _CRED_CALL.finditer(text):
+        args = m.group("args") if m.group("args") is not None else m.group("tuple")
+        start = m.start("args") if m.group("args") is not None else m.start("tuple")
+        literals = list(_LITERAL.finditer(args))
+        every = m.group("fn") is not None and "password" in m.group("fn").lower()
+        for lit in literals if every else literals[1:]:
+            v = lit.group("v")
+            if _placeholder(v) or _EMAIL.fullmatch(v) or _REGION.fullmatch(v):
+                continue
+            if _technical(v) and not _WORDS_NUMBER.fullmatch(v):
+                continue  # utf8mb4, sha256; but river-falcon-179 is a passphrase
+            if _random_value(v) or _made_up(v):
+                found.append(Finding("password", start + lit.start("v"), start + lit.end("v")))
 
 
 def _pairs(text: str, low: str, found: list[Finding]) -> None:
@@ -861,13 +1019,16 @@ def _pairs(text: str, low: str, found: list[Finding]) -> None:
             found.append(Finding("PIN", m.start("value"), m.end("value")))
 
 
+_CHAR_CLASS: Final = _rx(r"a-z|A-Z|0-9")
+
+
 def _strong(text: str, found: list[Finding]) -> None:
     """A password-shaped token anywhere (``htpasswd -b f admin X``, ``wifi: Guest / X``)."""
     for m in _STRONG.finditer(text):
         value = m.group(0).rstrip(".:!?")
         if "://" in value or "/" in value or "@" in value or _placeholder(value):
             continue
-        if sum(not c.isalnum() for c in value) > len(value) // 2:
+        if sum(not c.isalnum() for c in value) > len(value) // 2 or _CHAR_CLASS.search(value):
             continue  # punctuation with a few letters: markup, not a password
         found.append(Finding("password-shaped value", m.start(), m.start() + len(value)))
     for m in _NAME_VALUE.finditer(text):
@@ -911,10 +1072,13 @@ _NAME_STEMS: Final = tuple(
 )
 
 
+_NAME_STEM_RX: Final = _rx("|".join(map(re.escape, _NAME_STEMS)))
+
+
 def _may_name(low: str) -> bool:
     if not low.isascii():
         return True  # the names in other scripts: let the full rule look
-    return any(stem in low for stem in _NAME_STEMS)
+    return _NAME_STEM_RX.search(low) is not None
 
 
 def scan(text: str) -> list[Finding]:
@@ -937,6 +1101,11 @@ def scan(text: str) -> list[Finding]:
         for m in _URL_CREDENTIALS.finditer(text):
             if not _placeholder(m.group(1)):
                 found.append(Finding("password in a URL", m.start(1), m.end(1)))
+        for m in _URL_TOKEN.finditer(text):
+            host = _HOST.match(text, m.end(1) + 1)
+            public = host is not None and host.group(0).lower().endswith(_PUBLIC_DSN_HOSTS)
+            if _random_value(m.group(1)) and not _doc_example(m.group(1)) and not public:
+                found.append(Finding("token in a URL", m.start(1), m.end(1)))
         for m in _SAS_SIG.finditer(text):
             found.append(Finding("signed URL", m.start(1), m.end(1)))
     low = text.casefold()
@@ -958,6 +1127,9 @@ def scan(text: str) -> list[Finding]:
         _spaced(text, found)
         _named(text, found)
     _pairs(text, low, found)
+    _code_credentials(text, low, found)
+    if "\n" in text and _may_name(low):
+        _next_line(text, found)
     if "," in text or "\t" in text:
         _tables(text, found)
     _cookies_and_tools(text, low, found)
