@@ -1,7 +1,9 @@
 """Curation: daily files -> MEMORY.md -> the chain; old daily files -> the archive.
 
-Tier 2 of seed 001. Over the daily files of the last ``days`` days, in
-every scope of the workspace:
+Tier 2 of seed 001. Over every daily file not yet archived, whatever its
+age (issue 24: what was never curated is not lost to MEMORY.md), or over
+the last ``days`` days when a caller limits it, in every scope of the
+workspace:
 
 1. a ``## Captured`` line at or above the threshold is promoted, and so is
    a ``## Candidates`` text seen at least twice in the window (across
@@ -17,7 +19,8 @@ every scope of the workspace:
    they came from in ``meta.daily``; the MEMORY.md entry carries the seq;
 4. a MEMORY.md over its line cap is consolidated (topic files);
 5. daily files older than ``ARCHIVE_AFTER_DAYS`` move, byte for byte, to
-   memory/archive/;
+   memory/archive/, only once this run or an earlier one has read them (a
+   file outside a ``days`` limit stays until a run reads it);
 6. the pointer (state.py) records which daily lines were curated, so a
    second run changes nothing and a line a person removed from MEMORY.md
    does not come back.
@@ -80,7 +83,7 @@ def review_mode(data_dir: Path, given: str | None = None) -> str:
 class CurationReport:
     """What a curation promoted, committed, superseded, archived (or would, with dry_run)."""
 
-    days: int
+    days: int | None  # None: every daily file
     curated: list[dict[str, Any]] = field(default_factory=list)
     committed: list[dict[str, Any]] = field(default_factory=list)
     superseded: list[dict[str, Any]] = field(default_factory=list)
@@ -116,6 +119,7 @@ class _Promotion:
     scope: Scope
     commit_as: str | None  # chain entry type, when it is committed
     origin: str = "capture"  # whose words (workspace.provenance)
+    why: str = ""  # why it is promoted, for the report
 
 
 def _choose(
@@ -149,14 +153,16 @@ def _choose(
         if item.entry.section.casefold() == CANDIDATES.casefold():
             candidates.append(item)
         elif item.confidence >= threshold:
-            _promote(workspace, promos, merger, item, item.confidence)
+            why = f"captured at {item.confidence:.2f} (promoted from {threshold:.2f})"
+            _promote(workspace, promos, merger, item, item.confidence, why)
     sightings = Merger(i.text for i in window)
     for n, item in enumerate(window):
         sightings.add(item.text, str(n))
     for item in candidates:
         others = [r for r in sightings.relations(item.text) if r[0] == "same"]
         if len(others) >= 2:  # itself and at least one more sighting
-            _promote(workspace, promos, merger, item, max(item.confidence, REPEATED))
+            why = f"a candidate seen {len(others)} times"
+            _promote(workspace, promos, merger, item, max(item.confidence, REPEATED), why)
     return promos
 
 
@@ -166,6 +172,7 @@ def _promote(
     merger: Merger,
     item: DailyItem,
     confidence: float,
+    why: str,
 ) -> None:
     """Add ``item`` to ``promos``, or to the promotion of the same text already there."""
     twin = next((g for r, _t, g in merger.relations(item.text) if r == "same"), None)
@@ -173,29 +180,29 @@ def _promote(
         promos[int(twin)].also.append(item)
         return
     merger.add(item.text, str(len(promos)))
-    promos.append(_promotion(workspace, item, confidence))
+    promos.append(_promotion(workspace, item, confidence, why))
 
 
-def _promotion(workspace: Workspace, item: DailyItem, confidence: float) -> _Promotion:
+def _promotion(workspace: Workspace, item: DailyItem, confidence: float, why: str) -> _Promotion:
     kind = item.kind or "remember"
     scope = target(workspace, item.meta.get("scope") or "user")
     already = item.meta.seq is not None
     commit_as = None if already else CHAIN_TYPES.get(kind)
-    return _Promotion(item, [], confidence, scope, commit_as, origin_of(item.entry))
+    return _Promotion(item, [], confidence, scope, commit_as, origin_of(item.entry), why)
 
 
 def curate(
     workspace: Workspace,
     *,
     chain: ChainDoor | None = None,
-    days: int = 7,
+    days: int | None = None,
     threshold: float = STORE_FROM,
     cap: int = LINE_CAP,
     now: datetime | None = None,
     dry_run: bool = False,
     review: str = "review",
 ) -> CurationReport:
-    """Curate the last ``days`` days of daily files (see the module's docstring).
+    """Curate every daily file, or the last ``days`` days (see the module's docstring).
 
     ``review`` (issue 23): ``review`` (the default) promotes automatic finds to
     MEMORY.md as notes and lets only a person's own words reach the chain; the
@@ -204,7 +211,7 @@ def curate(
     """
     if review not in REVIEW_MODES:
         raise InputError(f"the review mode is one of {', '.join(REVIEW_MODES)}, not {review!r}")
-    if days < 1:
+    if days is not None and days < 1:
         raise InputError(f"--days must be at least 1, not {days}")
     if not CANDIDATE_FROM < threshold <= 1.0:  # a confidence: 7 promotes nothing, silently
         raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
@@ -214,7 +221,7 @@ def curate(
     state = pointers.load(user)
     done: dict[str, Any] = state["curated"]
     rejected = frozenset(state.get("rejected", {}))
-    window_days = [today - timedelta(days=n) for n in range(days)]
+    window_days = None if days is None else [today - timedelta(days=n) for n in range(days)]
     window = [
         i
         for s in workspace.in_order()
@@ -244,7 +251,7 @@ def curate(
     actions = [""] * len(promos)
     for name, ns in by_scope.items():  # what merge_in would do, as MEMORY.md is now
         _merge(workspace.scopes[name], promos, ns, {}, actions, today, dry_run=True)
-    olds = _old_dailies(workspace, today)
+    olds = _old_dailies(workspace, today, window_days)
     if dry_run:
         _report(report, promos, actions, {}, planned=True)
         report.archived = [{"from": str(a), "to": str(b), "moved": False} for a, b in olds]
@@ -337,6 +344,7 @@ def _report(
             "section": p.item.section,
             "confidence": p.confidence,
             "from": f"{p.item.scope.name}:{p.item.where}",
+            "why": p.why,
         }
         if action.startswith("kept:"):
             report.kept.append({**info, "why": f"a person's entry wins: {action[5:]}"})
@@ -351,13 +359,18 @@ def _report(
         report.curated.append(info)
 
 
-def _old_dailies(workspace: Workspace, today: date) -> list[tuple[Path, Path]]:
+def _old_dailies(
+    workspace: Workspace, today: date, window: list[date] | None
+) -> list[tuple[Path, Path]]:
+    """The daily files to archive: old enough, and read by this run (or every run reads
+    them all): a file a ``days`` limit kept out is not archived unread."""
     cutoff = today - timedelta(days=ARCHIVE_AFTER_DAYS)
+    read = None if window is None else set(window)
     return [
         (path, s.archive_dir / path.name)
         for s in workspace.in_order()
         for day, path in daily_files(s)
-        if day < cutoff
+        if day < cutoff and (read is None or day in read)
     ]
 
 

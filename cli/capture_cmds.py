@@ -217,9 +217,9 @@ def _capture_hook(
 @click.option(
     "--days",
     type=click.IntRange(1, 3650),
-    default=7,
-    show_default=True,
-    help="Daily files to read.",
+    default=None,
+    help="Read only the daily files of the last N days (default: every daily file "
+    "not yet archived, whatever its age).",
 )
 @click.option(
     "--threshold",
@@ -241,16 +241,19 @@ def _capture_hook(
     "MEMORY.md as notes, the chain only after `memory-chain review` approves; auto: commit "
     "as before; off: promote only what the person said to remember.",
 )
-def curate(days: int, threshold: float, dry_run: bool, review: str | None, as_json: bool) -> None:
-    """Curate recent daily files into MEMORY.md and commit what matters to the chain.
+def curate(
+    days: int | None, threshold: float, dry_run: bool, review: str | None, as_json: bool
+) -> None:
+    """Curate daily files into MEMORY.md and commit what matters to the chain.
 
     Promotes captured lines (and candidates seen twice) into their scope's
     MEMORY.md sections; a contradicted automatic entry is superseded, a
     person's entry always wins. Identity, decisions, commitments and
     lessons are committed to the chain (source curation, with the daily
-    line they came from). MEMORY.md over its cap is consolidated; daily
-    files older than 30 days move to memory/archive/. A second run right
-    after changes nothing.
+    line they came from). Every daily line not yet curated is read, however
+    old. MEMORY.md over its cap is consolidated; daily files older than 30
+    days move to memory/archive/ once read. A second run right after
+    changes nothing.
 
     \b
     Example:
@@ -272,9 +275,12 @@ def curate(days: int, threshold: float, dry_run: bool, review: str | None, as_js
         emit_json(report.as_dict())
         return
     verb = "would curate" if dry_run else "curated"
-    click.echo(f"{verb} {len(report.curated)} from the last {days} days of daily files")
+    where = "every daily file" if days is None else f"the last {days} days of daily files"
+    click.echo(f"{verb} {len(report.curated)} from {where}")
     for d in report.curated:
         click.echo(f"  + [{d['kind']} -> {d['scope']} {d['section']}] {d['text']}  ({d['from']})")
+        if dry_run:
+            click.echo(f"      why: {d['why']}")
     for d in report.superseded:
         click.echo(f"  superseded an automatic entry with: {d['text']}")
     for d in report.kept:

@@ -413,12 +413,13 @@ class Memory:
     def curate(
         self,
         *,
-        days: int = 7,
+        days: int | None = None,
         threshold: float = 0.6,
         dry_run: bool = False,
         review: str | None = None,
     ) -> dict[str, Any]:
-        """Curate recent daily files into MEMORY.md and the chain (see `curate`).
+        """Curate daily files into MEMORY.md and the chain (see `curate`): every daily
+        file not yet archived, or those of the last ``days`` days.
 
         ``review``: auto, review or off (default: config.json's "review", else review).
         """

@@ -281,6 +281,37 @@ def test_old_daily_files_move_to_the_archive_byte_for_byte(tmp_path: Path, ws: W
     assert recent.exists()
 
 
+def test_old_daily_lines_never_curated_are_promoted_before_the_file_is_archived(
+    tmp_path: Path, ws: Workspace
+) -> None:
+    """Issue 24: with the old 7-day window, a daily file of 40 days ago was archived with
+    its lines never read, and what they held was lost to MEMORY.md."""
+    old = _daily(ws, "user", "2026-10-15", [_line("Prefers tea", "preference", 0.9, "user")])
+    report = curate(ws, now=NOW)
+    assert ["Prefers tea"] == [d["text"] for d in report.curated]
+    assert ["Prefers tea"] == _texts(ws.scopes["user"].memory_md, "User Preferences")
+    assert [True] == [a["moved"] for a in report.archived] and not old.exists()
+
+
+def test_a_days_limit_leaves_older_files_unread_and_unarchived(
+    tmp_path: Path, ws: Workspace
+) -> None:
+    old = _daily(ws, "user", "2026-10-15", [_line("Prefers tea", "preference", 0.9, "user")])
+    report = curate(ws, now=NOW, days=7)
+    assert [] == report.curated and [] == report.archived and old.exists()
+    later = curate(ws, now=NOW)  # a run without the limit reads it, then archives it
+    assert ["Prefers tea"] == [d["text"] for d in later.curated] and not old.exists()
+
+
+def test_a_dry_run_says_why_each_line_would_be_promoted(raw: Cli, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ws_ = Workspace(home, None)
+    _daily(ws_, "user", "2026-11-24", [_line("Prefers tea", "preference", 0.9, "user")])
+    out = raw.ok("curate", "--dry-run", "--workspace", str(home)).out
+    assert "would curate 1 from every daily file" in out
+    assert "why: captured at 0.90 (promoted from 0.60)" in out
+
+
 def test_curation_over_the_cap_consolidates(tmp_path: Path, ws: Workspace) -> None:
     lines = [
         _line(f"Prefers palette{n:02d} for chart{n:02d}", "preference", 0.9, "user")
