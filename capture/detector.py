@@ -60,6 +60,7 @@ SECTION_OF: Final = {
     "convention": "Project Conventions",
     "preference": "User Preferences",
     "error-fix": "Error Patterns",
+    "fact": "Facts",
 }
 CATEGORIES: Final = tuple(SECTION_OF)
 #: What goes to the chain, and as which entry type (seed 001 tier 3).
