@@ -131,7 +131,7 @@ def score(sessions: list[Session]) -> Score:
                         if d.scope != expected:
                             result.misses.append(f"SCOPE {d.scope}!={expected} {s.name}: {d.text}")
             reason = s.reasons[i]
-            if reason and want:
+            if reason and want and texts:  # of what was stored, did the reason stay
                 result.reason_total += 1
                 kept = any(reason.casefold() in t.casefold() for t in texts)
                 result.reason_kept += kept

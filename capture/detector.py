@@ -34,7 +34,7 @@ from typing import Final, NamedTuple
 from memory_chain.chain.format.secrets import scan as scan_secrets
 from memory_chain.workspace.dedup import normalize, same
 
-from .transcripts import Turn
+from .transcripts import Turn, runtime_text
 
 __all__ = [
     "CATEGORIES",
@@ -44,6 +44,7 @@ __all__ = [
     "Detection",
     "Detector",
     "detect",
+    "statements_of",
 ]
 
 MAX_PER_TURN: Final = 3
@@ -143,6 +144,8 @@ class Detector:
         return _FORGET.match(own_words(turn.text).strip()) is not None
 
     def turn(self, turn: Turn) -> list[Detection]:
+        if self._forgets(turn):
+            return []  # never stored; run() takes back what the turn before it gave
         if turn.role == "tool_use":
             self._command = turn.text
             return []
@@ -153,6 +156,9 @@ class Detector:
                 self.counts["assistant"] += 1
             return []
         found: list[Detection] = []
+        if runtime_text(turn.text):  # harness text in the person's place (Claude Code)
+            self.counts["runtime"] += 1
+            return []
         words = own_words(turn.text)
         if len(words) < len(turn.text.strip()) // 2:
             self.counts["quoted"] += 1
@@ -169,7 +175,12 @@ class Detector:
             self._seen = [seen for seen in self._seen if seen[1] != turn.ref]
             return []
         if self._error is not None and found:
-            self._guidance = found[0].text
+            # advice given while a command is failing is about that failure: it becomes
+            # part of the lesson when the command passes, not a memory of its own
+            advice = [d for d in found if d.category in ("tool", "correction")]
+            if advice:
+                self._guidance = advice[0].text
+                found = [d for d in found if d not in advice]
         return found
 
     # -- statements --------------------------------------------------------
@@ -178,7 +189,7 @@ class Detector:
         if not_a_statement(sentence):
             self.counts["not-a-statement"] += 1
             return None
-        hit = classify(sentence)
+        hit = classify(sentence) or learned(sentence)
         if hit is None:
             return None
         category, kind, text, confidence = hit
@@ -191,7 +202,8 @@ class Detector:
                 confidence = REPEATED
             self._seen.append((text, turn.ref))
         scope = scope_of(category if category != "remember" else kind, text)
-        origin = "person" if category == "remember" else "capture"
+        # the person's own explicit "remember ..." (a rule matched it) is theirs
+        origin = "person" if category == "remember" and confidence >= EXPLICIT else "capture"
         return Detection(
             text, category, confidence, scope, turn.ref, kind, turn.session, turn.ts, origin
         )
@@ -200,9 +212,16 @@ class Detector:
 
     def _tool_result(self, turn: Turn) -> list[Detection]:
         command, self._command = self._command, None
+        tool, argument = _tool_parts(command)
+        shell = command is not None and tool in SHELL_TOOLS
         if turn.error or _looks_failed(turn.text):
             if instruction_like(turn.text):
                 self.counts["untrusted-instruction"] += 1
+            if not shell or _HARNESS_ERROR.search(turn.text):
+                # a file tool's complaint ("File has not been read yet") is the harness's
+                # bookkeeping, not a lesson about the project
+                self.counts["harness-error"] += 1
+                return []
             sig = error_signature(turn.text)
             if self._error is None or command != self._error[0]:
                 self._error = (command or "", sig) if sig else None
@@ -211,6 +230,10 @@ class Detector:
                 self._guidance = None
             return []
         if self._error is None or command is None:
+            return []
+        if not shell:
+            if tool in EDIT_TOOLS and argument:
+                self._since.append(f"edit:{argument}")  # a file changed since the error
             return []
         failed, sig = self._error
         if _same_command(command, failed) or _extends(command, failed):
@@ -224,8 +247,11 @@ class Detector:
                 self.counts["tool-suggested-fix"] += 1
                 self._guidance = None
                 return []
-            fix = " && ".join(f"`{_bare(c)}`" for c in fixes[:2]) if fixes else None
+            fix = _fix_text(fixes[:2]) if fixes else None
             guidance, self._guidance = self._guidance, None
+            if guidance is not None and not _related(guidance, failed, sig, fixes):
+                self.counts["unrelated-advice"] += 1
+                guidance = None  # an unrelated remark is not how the error was fixed
             if fix is None and guidance is None:
                 return []
             text = f"`{sig}` -> fixed by {fix}" if fix else f"`{sig}` -> {guidance}"
@@ -246,7 +272,9 @@ def detect(turns: Iterable[Turn], *, earlier: Sequence[tuple[str, str]] = ()) ->
 # -- sentences and what is not a statement -----------------------------------
 
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z¿¡\"'`(])|\n+")
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z¿¡\"'`(])|(?<=\?)\s+|\n+")
+#: A list item's mark: "- ", "* ", "1. ".
+_ITEM_MARK: Final = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 
 
 _ZERO_WIDTH: Final = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
@@ -330,7 +358,8 @@ def _unwrap(lines: list[str]) -> str:
 
 
 _FORGET: Final = re.compile(
-    r"^(?:(?:no|nah|wait|actually|oops|ok|okay|please|pls)[,!.\s]+)*"
+    r"^(?:(?:no|nah|wait|actually|oops|ok|okay|please|pls|also|and|oh|hey|btw|right|so)"
+    r"[,!.\s]+)*"
     r"(?:(?:please\s+)?(?:don'?t|do not|never) (?:remember|save|store|keep|note|memori[sz]e) "
     r"(?:that|this|it|what i (?:just )?said)|forget (?:that|this|it|what i (?:just )?said|"
     r"about (?:that|it))|scratch that|never ?mind(?: that)?|disregard (?:that|what i said)|"
@@ -353,29 +382,44 @@ def _suggested_by(command: str, output: str) -> bool:
     return any(u in output for u in urls)
 
 
+def statements_of(text: str) -> list[str]:
+    """The sentences of a person's turn that may hold something to remember: their own
+    words (own_words), fenced code and quotes dropped, questions, hypotheticals,
+    reported speech and negated claims left out."""
+    if runtime_text(text):
+        return []
+    return [s for s in sentences(own_words(text)) if not not_a_statement(s)]
+
+
 def sentences(text: str) -> list[str]:
     """The statements of a user turn: fenced code and quoted (``>``) lines dropped."""
     text = _FENCE.sub("\n", text)
     kept = [line for line in text.splitlines() if not line.lstrip().startswith(">")]
     out = []
     for part in _SENTENCE_END.split("\n".join(kept)):
-        part = part.strip()
+        part = _ITEM_MARK.sub("", part).strip()
         if part and not part.startswith(("```", "~~~")):
             out.append(part)
     return out
 
 
 _QUESTION_START: Final = re.compile(
-    r"^(should|shall|can|could|would|will|do|does|did|is|are|was|were|have|has|had|may|"
-    r"might)\s+(i|you|we|they|it|he|she|there|this|that|anyone|someone)\b",
+    r"^(?:(?:ok|okay|so|and|also|btw|hey|hm+|one more|quick thing|right)[,:!]?\s+)*"
+    r"(?:(should|shall|can|could|would|will|do|does|did|is|are|was|were|have|has|had|may|"
+    r"might)\s+(i|you|we|they|it|he|she|there|this|that|anyone|someone)\b|"
+    r"(?:what|why|how|where|which|who|whose|whom)(?:'s|'re)?\s+(?!(?:i|we)\s+(?:want|"
+    r"need|mean|said|told|decided|agreed)\b)\S)",
     re.I,
 )
 _REMEMBER_ASK: Final = re.compile(
     r"^(can|could|would|will) you (please )?(remember|note)(?: (?:that|this)\b|:)", re.I
 )
+#: A hypothetical, not a conditional: "if you need X, run Y" is a rule and stays.
 _HYPOTHETICAL: Final = re.compile(
-    r"\b(if|what if|suppose|supposing|imagine|hypothetically|in theory|assuming|unless|"
-    r"i wonder|wondering|not sure|maybe|perhaps|probably|might|could we)\b",
+    r"\b(what if|suppose|supposing|imagine|hypothetically|in theory|assuming|"
+    r"i wonder|wondering|not sure|maybe|perhaps|probably|might|could we|"
+    r"if (?:i|we|you|it|they) (?:were|had|used|went|switched|moved|preferred|wanted)|"
+    r"would(?:n't)? have|would be|would that|if only)\b",
     re.I,
 )
 _REPORTED: Final = re.compile(
@@ -397,9 +441,32 @@ _SOFTENER: Final = re.compile(r"\bif (possible|you can|needed|necessary|in doubt
 _SELF_QUOTE: Final = re.compile(r"^(no,?\s+)?(i said|i told you|like i said)\b", re.I)
 
 
+#: "If we decide X, we'll ..." (a condition on the future), unlike "if you need X, run Y"
+#: (a rule: its main clause tells what to do).
+_IF_THEN: Final = re.compile(r"^(?:and |but |so )?if\b[^,]{2,80},\s*(?P<main>.+)$", re.I)
+_RULE_MAIN: Final = re.compile(
+    r"^(?:just |please |always |never |then )*(?:use|run|call|ask|put|add|do|don'?t|check|"
+    r"keep|prefer|go|try|make|write|start|set|skip|ping|restart|rebuild|tell)\b|"
+    r"^(?:it'?s|the answer is|that'?s) ",
+    re.I,
+)
+
+
+_REMINISCING: Final = re.compile(
+    r"^(?:i|we) (?:remember|recall|forgot|don'?t remember|do not remember|can'?t remember)\b|"
+    r"^remember when\b",
+    re.I,
+)
+
+
 def not_a_statement(sentence: str) -> bool:
     """A question, a hypothetical, reported speech or a negated claim."""
     s = sentence.strip()
+    if s.endswith(":") or _REMINISCING.match(s):
+        return True  # a lead-in to what follows; "I remember when ..." is not a request
+    conditional = _IF_THEN.match(s)
+    if conditional and not _RULE_MAIN.match(conditional.group("main")):
+        return True
     if _REMEMBER_ASK.match(s):
         return False
     if s.endswith("?") or _QUESTION_START.match(s):
@@ -665,6 +732,50 @@ def classify(sentence: str) -> tuple[str, str, str, float] | None:
     return None
 
 
+#: Confidence of what the scorer finds: stored (seed 000 4.2's "high", below an explicit
+#: statement a rule matched), or kept as a candidate until it recurs.
+LEARNED: Final = 0.7
+LEARNED_CANDIDATE: Final = 0.5
+
+
+def learned(sentence: str) -> tuple[str, str, str, float] | None:
+    """What the scorer (capture.scorer) makes of a sentence no rule claimed."""
+    from .scorer import score, thresholds
+
+    if _CARRIES_PAYLOAD.search(sentence):
+        # a URL or a command piped into a shell is kept only when a person asks for it in so
+        # many words (a rule's "remember ..."): it is what a poisoned text wants kept
+        return None
+    verdict = score(sentence)
+    if verdict is None or verdict.category is None:
+        return None
+    store, candidate, worth = thresholds(verdict.category)
+    if verdict.p < candidate or 1.0 - verdict.none < worth:
+        return None
+    s = _FILLER.sub("", sentence.strip()).strip()
+    if verdict.category == "remember":
+        s = _after_remember(s)
+    confidence = LEARNED if verdict.p >= store else LEARNED_CANDIDATE
+    return verdict.category, verdict.category, s, confidence
+
+
+_CARRIES_PAYLOAD: Final = re.compile(
+    r"\b[a-z][a-z0-9+.-]*://|\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\b(?:curl|wget|iwr)\b[^\n]*\|",
+    re.I,
+)
+_REMEMBER_HEAD: Final = re.compile(
+    r"^[^:]{0,40}\b(?:remember|remembering|note|mind|forget|reference|later|next time|"
+    r"memo|fyi|save this)\b[^:]{0,12}:\s*(?P<x>.+)$",
+    re.I,
+)
+
+
+def _after_remember(s: str) -> str:
+    """ "save this for next time: X" -> "X"; a rule's lead phrases are stripped the same way."""
+    m = _REMEMBER_LEAD.match(s) or _REMEMBER_HEAD.match(s)
+    return _first_person(m.group("x").strip()) if m else s
+
+
 def _correction(s: str) -> tuple[str, str, str, float] | None:
     m = _STOP_DOING.match(s)
     if m:
@@ -710,10 +821,12 @@ def _first_person(text: str) -> str:
 
 
 def tidy(text: str) -> str:
-    """One clean line: spaces folded, final punctuation and trailing fillers dropped."""
+    """One clean line: spaces folded, final punctuation and trailing fillers dropped.
+
+    A reason stays (issue 24): "the laptop is an M2 Mac, so build images for
+    linux/amd64" is one memory, and without its second half it misleads."""
     text = " ".join(text.split()).strip(" ,;:")
     text = re.sub(r",?\s*(please|thanks|thank you|everyone does)[.!]*$", "", text, flags=re.I)
-    text = re.sub(r",\s*(?:so|because)\b.*$", "", text, flags=re.I)
     text = re.sub(r"[.!?]+$", "", text).strip()
     return text[:1].upper() + text[1:]
 
@@ -721,26 +834,48 @@ def tidy(text: str) -> str:
 # -- scope ---------------------------------------------------------------------
 
 _LOCAL: Final = re.compile(
-    r"(/home/|/Users/|[A-Z]:\\|~/|\blocalhost\b|127\.0\.0\.1|\bport \d{2,5}\b|:\d{4,5}\b|"
-    r"\bthis machine\b|\bmy (laptop|machine|workstation)\b|\bon this box\b)",
+    r"(/home/|/Users/|[A-Z]:\\|~/|\blocalhost\b|127\.0\.0\.1|0\.0\.0\.0|"
+    r"\bthis (?:machine|laptop|box|computer)\b|\bmy (?:laptop|machine|workstation|computer|"
+    r"mac|box|dev box|setup)\b|\bon this box\b|\blocally\b|\bport \d{2,5} (?:here|locally)\b)",
     re.I,
 )
+#: Words that make a statement about the project (its code, team, services, places).
 _PROJECT: Final = re.compile(
-    r"\b(we|our|this (project|repo|repository|codebase)|the (project|repo|team|codebase|api|"
-    r"tests?|build|ci|branch|docs|release|deploy|staging|client|service|app))\b",
+    r"\b(we|we're|we'll|our|us|team|repo|repository|project|codebase|monorepo|service|"
+    r"services|app|api|backend|frontend|database|db|ci|staging|prod|production|main|build|"
+    r"tests?|prs?|pull requests?|branch(?:es)?|deploys?|release|module|package|packages|"
+    r"folder|directory|migrations?|schema|endpoint|docs|code|cluster|pipeline|cron|"
+    r"customers?|clients?|sprint|roadmap)\b|`[^`]+`|[\w.-]+/[\w./-]*",
+    re.I,
+)
+#: A statement scoped to the project in so many words ("in this repo", "we", "our").
+_PROJECT_SAID: Final = re.compile(
+    r"\b(we|we're|we'll|our|us|the team|this (?:project|repo|repository|codebase)|"
+    r"in this (?:project|repo|repository|codebase)|here)\b",
+    re.I,
+)
+#: About the person: the rules' own wording ("User's ...", "Prefers ...") or I/my/me.
+_PERSONAL: Final = re.compile(
+    r"^(?:user(?:'s)?|prefers|wants|likes|dislikes|would rather)\b|"
+    r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine)\b",
     re.I,
 )
 
 
 def scope_of(category: str, text: str) -> str:
-    """user, project or local: machine paths and ports are local, project conventions
-    project, personal preferences and identity user."""
+    """user, project or local (seed 000): this machine's paths and hosts are local;
+    personal preferences and who the person is are the user's, unless the words scope
+    them to the project; conventions, tools, decisions, lessons, commitments and facts
+    of the project are the project's, and so is "remember that ..." about it."""
     if _LOCAL.search(text):
         return "local"
-    if category in ("identity",):
-        return "user"
-    if category in ("preference", "remember", "commitment"):
-        return "project" if _PROJECT.search(text) else "user"
+    personal = _PERSONAL.search(text) is not None
+    if category == "preference":
+        return "project" if _PROJECT_SAID.search(text) else "user"
+    if category == "identity":
+        return "user" if personal else "project"
+    if category in ("remember", "fact"):
+        return "user" if personal and not _PROJECT.search(text) else "project"
     return "project"
 
 
@@ -783,6 +918,95 @@ def error_signature(text: str) -> str | None:
             clean = "".join(c for c in line if c.isprintable() and c != "`")
             return clean[:120].rstrip()
     return None
+
+
+#: Tools whose failure can teach a lesson: commands run in a shell.
+SHELL_TOOLS: Final = frozenset(
+    [
+        "bash",
+        "shell",
+        "sh",
+        "zsh",
+        "exec",
+        "execute",
+        "run",
+        "run_command",
+        "terminal",
+        "command",
+        "powershell",
+        "cmd",
+        "local_shell",
+        "exec_command",
+    ]
+)
+#: Tools that change a file: an edit made after an error may be its fix.
+EDIT_TOOLS: Final = frozenset(
+    ["edit", "multiedit", "write", "str_replace_editor", "apply_patch", "notebookedit"]
+)
+#: What the agent runtime answers when a file tool is misused: never a lesson.
+_HARNESS_ERROR: Final = re.compile(
+    r"<tool_use_error>|File has not been read yet|String to replace not found|"
+    r"Found \d+ matches of the string to replace|The user doesn't want to proceed|"
+    r"was blocked by a hook|Permission to use \w+ has been denied",
+    re.I,
+)
+_FILE_PATH: Final = re.compile(r'"(?:file_path|path|notebook_path)"\s*:\s*"([^"]{1,300})"')
+
+
+def _tool_parts(command: str | None) -> tuple[str, str]:
+    """(tool name in lower case, its argument): ``Bash: make`` -> ("bash", "make"); an
+    edit's argument is its file's path; a call with no tool name is a shell command."""
+    if command is None:
+        return "", ""
+    name, sep, rest = command.partition(": ")
+    if not sep or " " in name or not name:
+        return "bash", command
+    tool = name.lower()
+    if tool in EDIT_TOOLS:
+        m = _FILE_PATH.search(rest)
+        return tool, m.group(1) if m else ""
+    return tool, rest
+
+
+def _fix_text(fixes: list[str]) -> str:
+    """How the error was fixed, in the lesson's words: the commands run, the files edited."""
+    parts = []
+    for c in fixes:
+        if c.startswith("edit:"):
+            parts.append(f"editing `{c[5:][:100]}`")
+        else:
+            parts.append(f"`{_bare(c)}`")
+    return " && ".join(parts)
+
+
+_WORD: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{2,}")
+_COMMON: Final = frozenset(
+    [
+        "the",
+        "and",
+        "you",
+        "need",
+        "run",
+        "first",
+        "then",
+        "with",
+        "for",
+        "this",
+        "that",
+        "not",
+        "use",
+        "error",
+        "failed",
+    ]
+)
+
+
+def _related(advice: str, failed: str, sig: str, fixes: list[str]) -> bool:
+    """Advice concerns the failure when it shares a word with the failing command, its
+    error line or a fix that was run (the person named the fix the agent then ran)."""
+    said = {w.lower() for w in _WORD.findall(advice)} - _COMMON
+    seen = {w.lower() for w in _WORD.findall(" ".join([failed, sig, *fixes]))} - _COMMON
+    return bool(said & seen)
 
 
 def _bare(command: str) -> str:

@@ -101,6 +101,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         "memory_chain/workspace/py.typed",
         "memory_chain/capture/py.typed",
         "memory_chain/capture/prompts/extract.txt",
+        "memory_chain/capture/scorer_weights.json",
         "memory_chain/integrations/py.typed",
         "memory_chain/auditor/py.typed",
         "memory_chain/auditor/page.html",

@@ -1,0 +1,393 @@
+"""What a statement looks like, as numbers: the features the capture scorer weighs.
+
+Issue 24: the rules fire on narrow English lead phrases, so a statement
+said any other way was missed. These features describe a statement by what
+generalises across phrasings: the kind of words it holds (cue families
+written from how people state preferences, rules, decisions, promises,
+roles and facts, in English and four other languages, not from any corpus),
+its form (a question, an imperative, who the subject is, a modal or a
+normative word, a contrast "X, not Y"), and what it is about (code in
+backticks, a command, a path, a port, a person's name, a date). Each
+feature is 0 or 1 (length is bucketed), so the scorer (capture.scorer) is
+a dot product.
+
+Pure and cheap: a handful of regular expressions per statement, no import
+beyond ``re``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["NAMES", "features"]
+
+
+def _rx(words: str) -> re.Pattern[str]:
+    """A family of cue words or phrases (``|``-separated), matched as whole words."""
+    return re.compile(r"(?<![\w'])(?:" + words + r")(?![\w'])", re.I)
+
+
+#: Cue families: (name, pattern). Written from general usage, not from a corpus.
+_CUES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    (
+        "pref",
+        _rx(
+            r"prefer|prefers|preferred|preference|rather|like it|i like|i love|i hate|hate it|"
+            r"don'?t like|do not like|not like|hate|love|"
+            r"dislike|can'?t stand|cannot stand|not a fan|fan of|drives me|annoy(?:s|ing)?|"
+            r"i want|i'?d like|would like|favou?rite|enjoy|works better|for me|to me|bugs me|"
+            r"can'?t bear|habit|my taste|i find"
+        ),
+    ),
+    (
+        "norm",
+        _rx(
+            r"always|never|must|mustn'?t|have to|has to|need to|needs to|should|shouldn'?t|"
+            r"make sure|ensure|avoid|only|every time|whenever|from now on|going forward|"
+            r"no more|required|mandatory|not allowed|forbidden|at all times|by default|"
+            r"ever|nowhere else|no exceptions|in general|as a rule|everywhere|all new|"
+            r"every|each"
+        ),
+    ),
+    (
+        "decide",
+        _rx(
+            r"decided|decide|decision|going with|go with|chose|chosen|choose|picked|pick|"
+            r"settled|agreed|agree|final|standardi[sz]e|it is|deprecate|adopt|adopted|"
+            r"switch(?:ed)? to|moving to|move to|approved|the plan is|we'?ll use|drop|ditch|"
+            r"retire|replace"
+        ),
+    ),
+    (
+        "commit",
+        _rx(
+            r"promised|promise|i'?ll|i will|we'?ll|we will|deadline|due|owe|on the hook|"
+            r"committed|commit to|deliver|hand over|hand in|ship|by|before|until|i'?m on it"
+        ),
+    ),
+    (
+        "when",
+        _rx(
+            r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
+            r"today|next week|this week|end of (?:the )?(?:day|week|month|sprint|quarter)|"
+            r"eod|eow|sprint|quarter|q[1-4]|january|february|march|april|may|june|july|"
+            r"august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|"
+            r"oct|nov|dec|\d{1,2}(?:st|nd|rd|th)|month"
+        ),
+    ),
+    (
+        "who",
+        _rx(
+            r"my name|call me|i'?m a|i am a|i'?m an|i am an|i'?m the|i am the|i work|"
+            r"engineer|developer|lead|manager|designer|owner|owns|own|in charge|"
+            r"responsible for|ask \w+ about|timezone|time zone|based in|i live|pronouns|"
+            r"my role|my job|my team|the only one|maintainer|architect|on-?call|reviewer|"
+            r"new to|i'?m from|i come from|background"
+        ),
+    ),
+    (
+        "fix",
+        _rx(
+            r"no|nope|nah|wrong|actually|that'?s not|not that|i said|again|stop|instead|"
+            r"keep (?:using|reaching|suggesting|adding|doing)|switched|mistake|incorrect|"
+            r"isn'?t right|not right|we don'?t|we do not|don'?t use|not how"
+        ),
+    ),
+    (
+        "tooling",
+        _rx(
+            r"run|runs|running|command|script|cli|invoke|target|task|make|npm|pnpm|yarn|npx|"
+            r"uv|pip|pipx|poetry|hatch|tox|nox|cargo|rustup|go|gradle|gradlew|mvn|maven|"
+            r"bazel|deno|bun|nx|turbo|just|rake|bundle|docker|podman|kubectl|helm|"
+            r"terraform|ansible|pytest|jest|vitest|mocha|rspec|alembic|flyway|ruff|black|"
+            r"eslint|prettier|biome|mypy|tsc|git|gh|brew|apt|systemctl|psql|redis-cli|"
+            r"curl|make target|shell|terminal|alias|flag|option"
+        ),
+    ),
+    (
+        "project",
+        _rx(
+            r"we|our|us|the team|this (?:repo|repository|project|codebase|service|app)|"
+            r"in this repo|here|the repo|the project|the codebase|the service|the app|"
+            r"the api|the backend|the frontend|the database|the db|ci|staging|prod|"
+            r"production|main|the build|the tests|pull requests?|prs?|branch(?:es)?|"
+            r"module|package|folder|directory|file|files|schema|migrations?|endpoint"
+        ),
+    ),
+    (
+        "shape",
+        _rx(
+            r"named|naming|name|called|prefixed|suffixed|prefix|suffix|case|camelcase|"
+            r"snake_case|kebab-case|pascalcase|format|formatted|style|pattern|layout|"
+            r"live|lives|go in|goes in|belong|belongs|under|inside|stored|kept|put|"
+            r"structure|convention|per|one .{1,20} per|layer|through"
+        ),
+    ),
+    (
+        "state",
+        _rx(
+            r"is|are|was|runs on|run on|has|have|there'?s|there is|there are|since|about|"
+            r"version|located|hosted|lives on|sits|uses|allow|allows|limit|only|still"
+        ),
+    ),
+    (
+        "remember",
+        _rx(
+            r"remember|note|noted|keep in mind|bear in mind|don'?t forget|do not forget|"
+            r"for future reference|for later|for next time|save this|worth remembering|"
+            r"memo|fyi|heads up|take note|write (?:this|that) down"
+        ),
+    ),
+    (
+        "ask",
+        _rx(
+            r"what|why|how|where|which|who|when|can you|could you|would you|will you|"
+            r"do you|did you|are you|is there|any idea|wonder|wondering"
+        ),
+    ),
+    (
+        "oneoff",
+        _rx(
+            r"this one|that one|this time|for now|right now|now|today|for me|for this|"
+            r"this task|these changes|the last|just this|once|please|pls|look at|check|"
+            r"fix|open|revert|rename|refactor|add a|update the|write a|for this task"
+        ),
+    ),
+    (
+        "chat",
+        _rx(
+            r"thanks|thank you|thx|ty|cool|nice|great|perfect|awesome|lol|haha|ok|okay|yep|"
+            r"yes|yeah|sure|sounds good|good morning|hi|hello|hey|brb|ugh|hmm|oops|wow|"
+            r"coffee|tired|lunch|no worries|no problem|no thanks|no rush|not relevant|"
+            r"still failing|close|not exactly|what i asked|what i meant|the other (?:one|file)"
+        ),
+    ),
+    (
+        "maybe",
+        _rx(
+            r"maybe|perhaps|might|could|what if|i guess|not sure|option|later|think about|"
+            r"should we|shall we|how about|considering|consider|idea|possibly|probably"
+        ),
+    ),
+    (
+        "other",
+        _rx(
+            r"said|says|say|claims?|according to|the blog|the article|the post|someone|"
+            r"somebody|they told|told me|heard|read that|apparently"
+        ),
+    ),
+    (
+        "recall",
+        _rx(
+            r"i remember|i recall|i forgot|i don'?t remember|remember when|reminds me|"
+            r"remember to|if you remember|remember, remember|i'?m a (?:little|bit) confused|"
+            r"i'?d be curious|curious|interesting|some projects|some people|in general"
+        ),
+    ),
+    (
+        "deny",
+        _rx(
+            r"never agreed|not saying|haven'?t decided|didn'?t decide|did not decide|"
+            r"not decided|not sure|not yet|didn'?t agree|no decision"
+        ),
+    ),
+    # other languages: German, French, Spanish, Portuguese
+    (
+        "l_norm",
+        _rx(
+            r"immer|nie|niemals|toujours|jamais|siempre|nunca|sempre|bitte|s'il te plaît|"
+            r"por favor|muss|müssen|doit|debe|deve"
+        ),
+    ),
+    (
+        "l_pref",
+        _rx(
+            r"bevorzuge|lieber|mag|préfère|préfèrent|aime|prefiero|prefiere|me gusta|"
+            r"prefiro|gosto"
+        ),
+    ),
+    (
+        "l_project",
+        _rx(
+            r"wir|unser|unsere|hier|projekt|on|nous|notre|ici|projet|ce projet|"
+            r"usamos|nuestro|aquí|proyecto|este repo|a gente|nosso|aqui|projeto|"
+            r"verwenden|utilise|utilisons|usa|uso"
+        ),
+    ),
+    (
+        "l_decide",
+        _rx(r"entschieden|beschlossen|décidé|choisi|decidimos|decidido|escolhemos"),
+    ),
+    (
+        "l_remember",
+        _rx(r"merk dir|vergiss nicht|souviens-toi|n'oublie pas|recuerda|lembre-se|lembra"),
+    ),
+)
+
+_IMPERATIVE: Final = re.compile(
+    r"^(?:please\s+|pls\s+|just\s+|and\s+|also\s+)?(?:use|put|keep|run|add|write|call|make|"
+    r"avoid|prefer|fix|rename|update|refactor|deploy|look|open|revert|skip|check|create|"
+    r"delete|remove|change|move|try|show|tell|explain|give|build|test|push|commit|merge|"
+    r"install|start|stop|let'?s|do|don'?t|never|always|ask|send|go|get|set|leave|drop|"
+    r"lint|format|name|store|mention|link|review)\b",
+    re.I,
+)
+_SUBJECT: Final = (
+    ("s_i", re.compile(r"^(?:i|i'm|i'd|i'll|i've|im|me)\b", re.I)),
+    ("s_my", re.compile(r"^my\b", re.I)),
+    ("s_we", re.compile(r"^(?:we|we're|we'll|we've|we'd|let's|us)\b", re.I)),
+    ("s_our", re.compile(r"^our\b", re.I)),
+    ("s_you", re.compile(r"^(?:you|you're|you'll|your)\b", re.I)),
+    ("s_the", re.compile(r"^(?:the|this|that|these|those|all|every|each|no)\b", re.I)),
+    ("s_it", re.compile(r"^(?:it|it's|there|there's|here)\b", re.I)),
+)
+_FILLER: Final = re.compile(
+    r"^(?:(?:ok|okay|so|also|and|oh|hey|btw|fyi|right|well|hm+|quick thing|one more|"
+    r"one more thing|by the way|just|alright)[,:!.]?\s+)+",
+    re.I,
+)
+_CODE: Final = re.compile(r"`[^`]+`")
+_PATH: Final = re.compile(
+    r"(?:^|\s)(?:\.{0,2}/)?[\w.-]+/[\w./-]*|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|cfg|ini)\b"
+)
+_NUMBER: Final = re.compile(r"\b\d+(?:[.,:]\d+)*\b")
+_PORT: Final = re.compile(r"\bport \d{2,5}\b|:\d{4,5}\b", re.I)
+_URL: Final = re.compile(r"https?://\S+")
+_NAME: Final = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{2,}\b")
+_CONTRAST: Final = re.compile(
+    r"\b(?:not|never|instead of|rather than|over|nicht|pas|no|não)\s+[\w`@./-]+", re.I
+)
+_REASON: Final = re.compile(r",?\s+(?:so|because|since|as|weil|car|porque|pois)\s+\w", re.I)
+_FIX_START: Final = re.compile(
+    r"^(?!no (?:worries|problem|thanks|rush)\b)(?:no|nope|nah|nein|non|wrong|not|again|"
+    r"actually|stop|that'?s (?:not|wrong)|i said|i told you|hm+,? no|no no|incorrect)\b",
+    re.I,
+)
+_COMMAND: Final = re.compile(
+    r"\b(?:npm|pnpm|yarn|npx|bun|uv|pip|pipx|poetry|hatch|tox|nox|cargo|go|make|just|"
+    r"docker|podman|kubectl|helm|terraform|pytest|gradle|\./gradlew|mvn|bazel|deno|nx|turbo|"
+    r"bundle|rake|rails|python|node|ruby|git|gh|psql|alembic)\s+[\w:./@=-]+|(?:^|\s)\./[\w./-]+",
+    re.I,
+)
+_COMMIT_ACTOR: Final = re.compile(
+    r"^(?:i|we)(?:'ll| will| promised| owe| committed| have committed|'m on the hook|"
+    r" am on the hook| have to (?:hand|deliver|ship|send|finish)| told)\b",
+    re.I,
+)
+_DUE: Final = re.compile(r"\b(?:due|deadline|promised?|owe|on the hook)\b", re.I)
+_YOU: Final = re.compile(r"\b(?:you|your)\b", re.I)
+_IT_IS_END: Final = re.compile(r"\bit is\W*$|\bit'?s settled\W*$", re.I)
+_LETS: Final = re.compile(r"^let'?s\b|^let us\b", re.I)
+_NEGATED: Final = re.compile(r"\b(?:not|n't|never|no)\b", re.I)
+
+NAMES: Final[tuple[str, ...]] = (
+    "bias",
+    *(name for name, _ in _CUES),
+    "imperative",
+    *(name for name, _ in _SUBJECT),
+    "question",
+    "exclaim",
+    "code",
+    "path",
+    "number",
+    "port",
+    "url",
+    "person",
+    "contrast",
+    "reason",
+    "negated",
+    "len_1_3",
+    "len_4_7",
+    "len_8_15",
+    "len_16",
+    "colon",
+    "comma",
+    "lower",
+    "ascii",
+    "pair_pref_norm",
+    "pair_project_norm",
+    "pair_project_state",
+    "pair_i_pref",
+    "pair_we_decide",
+    "pair_fix_contrast",
+    "pair_imperative_oneoff",
+    "pair_commit_when",
+    "pair_who_person",
+    "pair_tool_code",
+    "it_is_end",
+    "lets",
+    "fix_start",
+    "command_like",
+    "commit_actor",
+    "due",
+    "state_number",
+    "imperative_norm",
+    "we_norm",
+    "tool_state",
+    "tool_imperative",
+    "pref_you",
+)
+
+
+def features(statement: str) -> list[float]:
+    """The feature vector of one statement (in the order of NAMES)."""
+    text = statement.strip()
+    body = _FILLER.sub("", text)
+    cues = [1.0 if rx.search(body) else 0.0 for _, rx in _CUES]
+    cue = dict(zip((n for n, _ in _CUES), cues, strict=True))
+    imperative = 1.0 if _IMPERATIVE.match(body) else 0.0
+    subjects = [1.0 if rx.match(body) else 0.0 for _, rx in _SUBJECT]
+    n = len(body.split())
+    code = 1.0 if _CODE.search(body) else 0.0
+    contrast = 1.0 if _CONTRAST.search(body) else 0.0
+    person = 1.0 if _NAME.search(body) else 0.0
+    oneoff = cue["oneoff"]
+    command = 1.0 if code or _COMMAND.search(body) else 0.0
+    return [
+        1.0,
+        *cues,
+        imperative,
+        *subjects,
+        1.0 if body.rstrip().endswith("?") else 0.0,
+        1.0 if "!" in body else 0.0,
+        code,
+        1.0 if _PATH.search(body) else 0.0,
+        1.0 if _NUMBER.search(body) else 0.0,
+        1.0 if _PORT.search(body) else 0.0,
+        1.0 if _URL.search(body) else 0.0,
+        person,
+        contrast,
+        1.0 if _REASON.search(body) else 0.0,
+        1.0 if _NEGATED.search(body) else 0.0,
+        1.0 if n <= 3 else 0.0,
+        1.0 if 4 <= n <= 7 else 0.0,
+        1.0 if 8 <= n <= 15 else 0.0,
+        1.0 if n >= 16 else 0.0,
+        1.0 if ":" in body else 0.0,
+        1.0 if "," in body else 0.0,
+        1.0 if body == body.lower() else 0.0,
+        1.0 if body.isascii() else 0.0,
+        cue["pref"] * cue["norm"],
+        cue["project"] * cue["norm"],
+        cue["project"] * cue["state"],
+        subjects[0] * cue["pref"],
+        (subjects[2] + subjects[3] > 0) * cue["decide"],
+        cue["fix"] * contrast,
+        imperative * oneoff,
+        cue["commit"] * cue["when"],
+        cue["who"] * person,
+        cue["tooling"] * code,
+        1.0 if _IT_IS_END.search(body) else 0.0,
+        1.0 if _LETS.match(body) else 0.0,
+        1.0 if _FIX_START.match(body) else 0.0,
+        command,
+        1.0 if _COMMIT_ACTOR.match(body) else 0.0,
+        1.0 if _DUE.search(body) else 0.0,
+        cue["state"] * (1.0 if _NUMBER.search(body) else 0.0),
+        imperative * cue["norm"],
+        (subjects[2] + subjects[3] > 0) * cue["norm"],
+        command * cue["state"],
+        command * imperative,
+        cue["pref"] * (1.0 if _YOU.search(body) else 0.0),
+    ]
