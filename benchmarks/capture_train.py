@@ -48,6 +48,7 @@ CLASSES = (
 PRECISION = 0.92  # on the choose part, so that unseen text keeps >= 0.9
 L2_GRID = (0.003, 0.01, 0.03, 0.1)
 WORTH_GRID = (0.0, 0.8, 0.9, 0.95)
+SURE_GRID = (1.01, 0.98, 0.96, 0.94, 0.92, 0.9)
 
 
 def dataset(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -123,14 +124,16 @@ def store_threshold(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float,
     return 0.95, 0.0, 0.0
 
 
-def turn_level(out: dict[str, object], store: Any, worth: float, path: Path) -> Any:
+def turn_level(
+    out: dict[str, object], store: Any, worth: float, path: Path, sure: float = 1.01
+) -> Any:
     """The whole detector's score (rules, then the scorer with these weights, this store
     threshold (one, or per class) and this worth threshold) on the turns of ``path``."""
     from capture_quality import score
 
     from memory_chain.capture import scorer
 
-    trial = dict(out, store=store, candidate=store, worth=worth)
+    trial = dict(out, store=store, candidate=store, worth=worth, sure=sure)
     WEIGHTS.write_text(json.dumps(trial) + "\n", encoding="utf-8")
     scorer.load.cache_clear()
     return score(load(path))
@@ -189,8 +192,17 @@ def main() -> None:
         print(f"  worth {worth}: choose precision {r.precision():.3f}, recall {r.recall():.3f}")
         options.append((r.precision() >= PRECISION, r.recall(), r.precision(), worth, store))
     _, _, _, worth, store = max(options, key=lambda o: (o[0], o[1]))
-    print(f"chose l2 {l2} (F1 {f1:.3f}); worth {worth}, store from {store}")
+    # Then "sure": a statement the model is this sure is worth keeping is kept as its best
+    # category however the probability is split between categories; chosen the same way.
+    sures = []
+    for sure in SURE_GRID:
+        r = turn_level(out, store, worth, choose, sure)
+        print(f"  sure {sure}: choose precision {r.precision():.3f}, recall {r.recall():.3f}")
+        sures.append((r.precision() >= PRECISION, r.recall(), sure))
+    _, _, sure = max(sures, key=lambda o: (o[0], o[1]))
+    print(f"chose l2 {l2} (F1 {f1:.3f}); worth {worth}, sure {sure}, store from {store}")
     out["worth"] = worth
+    out["sure"] = sure
     out["store"] = store
     # candidates: a band of 0.1 below the store threshold, and none below 0.45
     out["candidate"] = {c: round(max(t - 0.1, min(t, 0.45)), 2) for c, t in store.items()}

@@ -141,6 +141,8 @@ class Detector:
     def _forgets(self, turn: Turn) -> bool:
         if turn.role not in ("user", "note") or turn.meta or turn.sidechain:
             return False
+        if _FORGET_WORDS.search(turn.text) is None:
+            return False  # every forget request holds one of these words: skip own_words
         return _FORGET.match(own_words(turn.text).strip()) is not None
 
     def turn(self, turn: Turn) -> list[Detection]:
@@ -357,6 +359,11 @@ def _unwrap(lines: list[str]) -> str:
     return "\n".join(out)
 
 
+_FORGET_WORDS: Final = re.compile(
+    r"forget|remember|save|store|keep|note|memori|scratch|mind|disregard|ignore|one.?off|"
+    r"once|temporary|vergiss|oublie|olvida",
+    re.I,
+)
 _FORGET: Final = re.compile(
     r"^(?:(?:no|nah|wait|actually|oops|ok|okay|please|pls|also|and|oh|hey|btw|right|so)"
     r"[,!.\s]+)*"
@@ -749,13 +756,15 @@ def learned(sentence: str) -> tuple[str, str, str, float] | None:
     verdict = score(sentence)
     if verdict is None or verdict.category is None:
         return None
-    store, candidate, worth = thresholds(verdict.category)
-    if verdict.p < candidate or 1.0 - verdict.none < worth:
+    t = thresholds(verdict.category)
+    worth = 1.0 - verdict.none
+    sure = worth >= t.sure
+    if not sure and (verdict.p < t.candidate or worth < t.worth):
         return None
     s = _FILLER.sub("", sentence.strip()).strip()
     if verdict.category == "remember":
         s = _after_remember(s)
-    confidence = LEARNED if verdict.p >= store else LEARNED_CANDIDATE
+    confidence = LEARNED if sure or verdict.p >= t.store else LEARNED_CANDIDATE
     return verdict.category, verdict.category, s, confidence
 
 

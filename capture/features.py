@@ -23,13 +23,102 @@ from typing import Final
 __all__ = ["NAMES", "features"]
 
 
-def _rx(words: str) -> re.Pattern[str]:
-    """A family of cue words or phrases (``|``-separated), matched as whole words."""
-    return re.compile(r"(?<![\w'])(?:" + words + r")(?![\w'])", re.I)
+class _Family:
+    """A family of cue words or phrases (``|``-separated), matched as whole words.
+
+    Plain words are looked up in a set of the statement's words (one hash per
+    word: a regular expression of a hundred alternatives costs a hundred tries
+    at every position); what is left (phrases, patterns) is one expression.
+    Either way a match is a whole word: not inside a longer word, nor before or
+    after an apostrophe (``it`` does not match ``it's``).
+    """
+
+    __slots__ = ("phrases", "rest", "words")
+
+    def __init__(self, alternatives: str) -> None:
+        words: set[str] = set()
+        phrases: dict[str, list[str]] = {}
+        rest: list[str] = []
+        for alt in (v for a in _top_level(alternatives) for v in _variants(a)):
+            lead = _LEAD_WORD.match(alt)
+            if _PLAIN.fullmatch(alt):
+                words.add(alt.casefold())
+            elif lead:  # a phrase: tried only when its first word is in the statement
+                phrases.setdefault(lead.group(1).casefold(), []).append(alt)
+            else:
+                rest.append(alt)
+        self.words = frozenset(words)
+        self.phrases = {w: _whole(alts) for w, alts in phrases.items()}
+        self.rest = _whole(rest) if rest else None
+
+    def search(self, text: str, tokens: frozenset[str]) -> bool:
+        if not self.words.isdisjoint(tokens):
+            return True
+        for word in tokens.intersection(self.phrases):
+            if self.phrases[word].search(text) is not None:
+                return True
+        return self.rest is not None and self.rest.search(text) is not None
+
+
+def _whole(alternatives: list[str]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w'])(?:" + "|".join(alternatives) + r")(?![\w'])", re.I)
+
+
+_PLAIN: Final = re.compile(r"[^\W\d_][\w']*")
+_LEAD_WORD: Final = re.compile(r"([^\W\d_][\w']*)(?: |-[^\W\d_])")
+#: A statement's words, as the families see them.
+_TOKEN: Final = re.compile(r"[\w']+")
+
+
+def _top_level(pattern: str) -> list[str]:
+    """The alternatives of ``pattern`` at depth 0 (``a|b(?:c|d)|e`` -> a, b(?:c|d), e)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(pattern):
+        if c == "\\":
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+    out.append(pattern[start:])
+    return out
+
+
+_OPTIONAL: Final = re.compile(r"\(\?:([^()]*)\)\?|([\w'])\?")
+_GROUP: Final = re.compile(r"\(\?:([^()]*)\)")
+_SIMPLE: Final = re.compile(r"[\w' -]+")
+
+
+def _variants(alt: str) -> list[str]:
+    """The plain spellings an alternative stands for (``i'?ll`` -> ``ill``, ``i'll``), so
+    that they are looked up as words; an alternative with other syntax is kept whole."""
+    out = _expand(alt)
+    if len(out) > 16 or not all(_SIMPLE.fullmatch(v) for v in out):
+        return [alt]
+    return out
+
+
+def _expand(alt: str) -> list[str]:
+    m = _OPTIONAL.search(alt)
+    if m is not None:
+        options = ["", *m.group(1).split("|")] if m.group(1) is not None else ["", m.group(2)]
+    else:
+        m = _GROUP.search(alt)
+        if m is None:
+            return [alt]
+        options = m.group(1).split("|")
+    return [v for o in options for v in _expand(alt[: m.start()] + o + alt[m.end() :])]
+
+
+def _rx(words: str) -> _Family:
+    return _Family(words)
 
 
 #: Cue families: (name, pattern). Written from general usage, not from a corpus.
-_CUES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+_CUES: Final[tuple[tuple[str, _Family], ...]] = (
     (
         "pref",
         _rx(
@@ -270,12 +359,17 @@ _COMMAND: Final = re.compile(
     r"bundle|rake|rails|python|node|ruby|git|gh|psql|alembic)\s+[\w:./@=-]+|(?:^|\s)\./[\w./-]+",
     re.I,
 )
+_COMMAND_WORDS: Final = frozenset(
+    "npm pnpm yarn npx bun uv pip pipx poetry hatch tox nox cargo go make just docker podman "
+    "kubectl helm terraform pytest gradle gradlew mvn bazel deno nx turbo bundle rake rails "
+    "python node ruby git gh psql alembic".split()
+)
 _COMMIT_ACTOR: Final = re.compile(
     r"^(?:i|we)(?:'ll| will| promised| owe| committed| have committed|'m on the hook|"
     r" am on the hook| have to (?:hand|deliver|ship|send|finish)| told)\b",
     re.I,
 )
-_DUE: Final = re.compile(r"\b(?:due|deadline|promised?|owe|on the hook)\b", re.I)
+_DUE_WORDS: Final = frozenset(["due", "deadline", "promise", "promised", "owe"])
 _YOU: Final = re.compile(r"\b(?:you|your)\b", re.I)
 _IT_IS_END: Final = re.compile(r"\bit is\W*$|\bit'?s settled\W*$", re.I)
 _LETS: Final = re.compile(r"^let'?s\b|^let us\b", re.I)
@@ -334,7 +428,8 @@ def features(statement: str) -> list[float]:
     """The feature vector of one statement (in the order of NAMES)."""
     text = statement.strip()
     body = _FILLER.sub("", text)
-    cues = [1.0 if rx.search(body) else 0.0 for _, rx in _CUES]
+    tokens = frozenset(_TOKEN.findall(body.casefold()))
+    cues = [1.0 if family.search(body, tokens) else 0.0 for _, family in _CUES]
     cue = dict(zip((n for n, _ in _CUES), cues, strict=True))
     imperative = 1.0 if _IMPERATIVE.match(body) else 0.0
     subjects = [1.0 if rx.match(body) else 0.0 for _, rx in _SUBJECT]
@@ -343,7 +438,11 @@ def features(statement: str) -> list[float]:
     contrast = 1.0 if _CONTRAST.search(body) else 0.0
     person = 1.0 if _NAME.search(body) else 0.0
     oneoff = cue["oneoff"]
-    command = 1.0 if code or _COMMAND.search(body) else 0.0
+    command = (
+        1.0
+        if code or (not tokens.isdisjoint(_COMMAND_WORDS) or "./" in body) and _COMMAND.search(body)
+        else 0.0
+    )
     return [
         1.0,
         *cues,
@@ -383,7 +482,7 @@ def features(statement: str) -> list[float]:
         1.0 if _FIX_START.match(body) else 0.0,
         command,
         1.0 if _COMMIT_ACTOR.match(body) else 0.0,
-        1.0 if _DUE.search(body) else 0.0,
+        1.0 if not tokens.isdisjoint(_DUE_WORDS) or "on the hook" in body.casefold() else 0.0,
         cue["state"] * (1.0 if _NUMBER.search(body) else 0.0),
         imperative * cue["norm"],
         (subjects[2] + subjects[3] > 0) * cue["norm"],

@@ -22,7 +22,7 @@ from typing import Any, Final, NamedTuple
 
 from .features import NAMES, features
 
-__all__ = ["WEIGHTS", "Score", "load", "score"]
+__all__ = ["WEIGHTS", "Score", "Thresholds", "load", "score", "thresholds"]
 
 WEIGHTS: Final = Path(__file__).resolve().parent / "scorer_weights.json"
 
@@ -41,6 +41,7 @@ class _Model(NamedTuple):
     store: dict[str, float]  # per class: a statement is stored at this probability
     candidate: dict[str, float]  # ... and kept as a candidate at this one
     worth: float  # and only if the probability that it is not "none" is at least this
+    sure: float  # a statement at least this likely not "none" is stored whatever its p
 
 
 @cache
@@ -66,6 +67,7 @@ def load(path: Path = WEIGHTS) -> _Model | None:
         per_class(data["store"]),
         per_class(data["candidate"]),
         float(data.get("worth", 0.0)),
+        float(data.get("sure", 1.01)),
     )
 
 
@@ -75,7 +77,8 @@ def score(statement: str, model: _Model | None = None) -> Score | None:
     if model is None:
         return None
     x = features(statement)
-    logits = [sum(w * v for w, v in zip(row, x, strict=True) if v) for row in model.weights]
+    active = [i for i, v in enumerate(x) if v]  # every feature is 0 or 1, most are 0
+    logits = [sum(row[i] for i in active) for row in model.weights]
     top = max(logits)
     exp = [math.exp(z - top) for z in logits]
     total = sum(exp)
@@ -88,9 +91,18 @@ def score(statement: str, model: _Model | None = None) -> Score | None:
     return Score(best, p, none)
 
 
-def thresholds(category: str, model: _Model | None = None) -> tuple[float, float, float]:
-    """(store, candidate, worth) thresholds of the model in use for ``category``."""
+class Thresholds(NamedTuple):
+    store: float  # p(category) from which a statement is stored
+    candidate: float  # ... kept as a candidate
+    worth: float  # and 1 - p(none) at least this
+    sure: float  # or 1 - p(none) at least this, whatever p(category)
+
+
+def thresholds(category: str, model: _Model | None = None) -> Thresholds:
+    """The thresholds of the model in use for ``category``."""
     model = model or load()
     if model is None:
-        return 1.1, 1.1, 1.1
-    return model.store.get(category, 1.1), model.candidate.get(category, 1.1), model.worth
+        return Thresholds(1.1, 1.1, 1.1, 1.1)
+    return Thresholds(
+        model.store.get(category, 1.1), model.candidate.get(category, 1.1), model.worth, model.sure
+    )
