@@ -360,9 +360,47 @@ _COMMAND: Final = re.compile(
     re.I,
 )
 _COMMAND_WORDS: Final = frozenset(
-    "npm pnpm yarn npx bun uv pip pipx poetry hatch tox nox cargo go make just docker podman "
-    "kubectl helm terraform pytest gradle gradlew mvn bazel deno nx turbo bundle rake rails "
-    "python node ruby git gh psql alembic".split()
+    [
+        "npm",
+        "pnpm",
+        "yarn",
+        "npx",
+        "bun",
+        "uv",
+        "pip",
+        "pipx",
+        "poetry",
+        "hatch",
+        "tox",
+        "nox",
+        "cargo",
+        "go",
+        "make",
+        "just",
+        "docker",
+        "podman",
+        "kubectl",
+        "helm",
+        "terraform",
+        "pytest",
+        "gradle",
+        "gradlew",
+        "mvn",
+        "bazel",
+        "deno",
+        "nx",
+        "turbo",
+        "bundle",
+        "rake",
+        "rails",
+        "python",
+        "node",
+        "ruby",
+        "git",
+        "gh",
+        "psql",
+        "alembic",
+    ]
 )
 _COMMIT_ACTOR: Final = re.compile(
     r"^(?:i|we)(?:'ll| will| promised| owe| committed| have committed|'m on the hook|"
@@ -440,7 +478,8 @@ def features(statement: str) -> list[float]:
     oneoff = cue["oneoff"]
     command = (
         1.0
-        if code or (not tokens.isdisjoint(_COMMAND_WORDS) or "./" in body) and _COMMAND.search(body)
+        if code
+        or ((not tokens.isdisjoint(_COMMAND_WORDS) or "./" in body) and _COMMAND.search(body))
         else 0.0
     )
     return [
