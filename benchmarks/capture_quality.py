@@ -1,16 +1,17 @@
 """How well the learning detector does on the labelled corpus (issue 12).
 
-    .venv/bin/python benchmarks/capture_quality.py [--misses]
+    .venv/bin/python benchmarks/capture_quality.py [--misses] [--only=PART] [--model=NAME]
 
-Runs memory_chain.capture.detector over benchmarks/capture_corpus.txt (the
-corpus the rules were written against) and benchmarks/capture_heldout.txt
-(written afterwards, never tuned on), one session per `## name` block, and
+Runs memory_chain.capture.detector over every part (PARTS: issue 12's
+corpus and held-out set in benchmarks/; issue 24's tune, choose and
+held-out parts in tests/corpora/), one session per `## name` block, and
 prints precision and recall per category of what it would *store*
-(confidence >= 0.6) against the labels, as markdown tables for
-benchmarks/README.md. --misses lists every false
-positive and false negative. tests/test_capture_detector.py holds the
-targets (precision >= 0.9 overall; recall >= 0.8 on remember, preference
-and correction).
+(confidence >= 0.6) against the labels, how often the scope was right and
+a reason kept, as markdown tables for benchmarks/README.md. --misses lists
+every false positive, false negative, wrong scope and lost reason;
+--model=NAME scores `capture --model NAME` (an `llm` model) instead of the
+rules and the scorer. tests/test_capture_detector.py and
+tests/test_capture_scorer.py hold the targets and the measured figures.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_chain.capture.detector import CATEGORIES, Detector
+from memory_chain.capture.detector import CATEGORIES, Detection, Detector
 from memory_chain.capture.transcripts import Turn
 
 CORPUS = Path(__file__).resolve().parent / "capture_corpus.txt"
@@ -110,15 +111,33 @@ class Score:
         return tp / (tp + fn) if tp + fn else 1.0
 
 
-def score(sessions: list[Session]) -> Score:
+def score(sessions: list[Session], model: str | None = None) -> Score:
+    """What the detector stores, turn by turn, against the labels. With ``model`` (an
+    ``llm`` model name), the model finds the statements (capture --model) and the rules
+    only the error-fix pairs, as capture runs it; where the model cannot answer, the
+    rules stand in and ``result.misses`` says why."""
     result = Score()
     for s in sessions:
         detector = Detector()
+        by_ref: dict[str, list[Detection]] | None = None
+        if model is not None:
+            from memory_chain.capture.model import extract
+
+            answer = extract(s.turns, model)
+            if answer.detections is None:
+                result.misses.append(f"MODEL {s.name}: {answer.why}; the rules stood in")
+            else:
+                by_ref = {}
+                for d in answer.detections:
+                    by_ref.setdefault(d.ref, []).append(d)
         for i, turn in enumerate(s.turns):
             got: set[str] = set()
             texts: list[str] = []
             want = s.labels[i]
-            for d in detector.turn(turn):
+            found = detector.turn(turn)
+            if by_ref is not None and turn.role not in ("tool_use", "tool_result"):
+                found = by_ref.get(turn.ref, [])
+            for d in found:
                 if d.confidence >= STORE_FROM:
                     got.add(d.category)
                     if d.kind != d.category:
@@ -191,13 +210,15 @@ PARTS = {
 
 def main() -> None:
     only = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")]
+    models = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--model=")]
     for name, path in PARTS.items():
         if (only and name not in only) or not path.exists():
             continue
         sessions = load(path)
-        result = score(sessions)
+        result = score(sessions, models[0] if models else None)
+        how = f", model {models[0]}" if models else ""
         print(
-            f"{name} ({path.name}): {result.turns} turns in {len(sessions)} sessions, "
+            f"{name} ({path.name}{how}): {result.turns} turns in {len(sessions)} sessions, "
             f"{result.empty} ({100 * result.empty / result.turns:.0f} %) with nothing to store\n"
         )
         print(table(result))
