@@ -191,7 +191,7 @@ class Detector:
         if not_a_statement(sentence):
             self.counts["not-a-statement"] += 1
             return None
-        hit = classify(sentence) or learned(sentence)
+        hit = classify(sentence) or learned(sentence) or _in_a_clause(sentence)
         if hit is None:
             return None
         category, kind, text, confidence = hit
@@ -453,7 +453,7 @@ _SELF_QUOTE: Final = re.compile(r"^(no,?\s+)?(i said|i told you|like i said)\b",
 _IF_THEN: Final = re.compile(r"^(?:and |but |so )?if\b[^,]{2,80},\s*(?P<main>.+)$", re.I)
 _RULE_MAIN: Final = re.compile(
     r"^(?:just |please |always |never |then )*(?:use|run|call|ask|put|add|do|don'?t|check|"
-    r"keep|prefer|go|try|make|write|start|set|skip|ping|restart|rebuild|tell)\b|"
+    r"keep|prefer|go|try|make|write|start|set|skip|restart|rebuild)\b|"
     r"^(?:it'?s|the answer is|that'?s) ",
     re.I,
 )
@@ -743,12 +743,35 @@ def classify(sentence: str) -> tuple[str, str, str, float] | None:
 #: statement a rule matched), or kept as a candidate until it recurs.
 LEARNED: Final = 0.7
 LEARNED_CANDIDATE: Final = 0.5
+#: The scorer keeps no statement shorter than this (in words).
+LEARNED_MIN_WORDS: Final = 4
+
+
+#: Where a long sentence joins clauses: "; ", ", and ", ", but ", a dash.
+_CLAUSE: Final = re.compile(r";\s+|,\s+(?:and|but|plus|also)\s+|\s+(?:—|–|--)\s+")
+
+
+def _in_a_clause(sentence: str) -> tuple[str, str, str, float] | None:
+    """A statement inside a longer sentence ("the reports page is slow, and the reports
+    db is a read replica"): each clause that is a statement of its own, the first kept."""
+    parts = [p.strip() for p in _CLAUSE.split(sentence)]
+    if len(parts) < 2:
+        return None
+    for part in parts:
+        if len(part.split()) < 4 or not_a_statement(part):
+            continue
+        hit = classify(part) or learned(part)
+        if hit is not None:
+            return hit
+    return None
 
 
 def learned(sentence: str) -> tuple[str, str, str, float] | None:
     """What the scorer (capture.scorer) makes of a sentence no rule claimed."""
     from .scorer import score, thresholds
 
+    if len(sentence.split()) < LEARNED_MIN_WORDS:
+        return None  # "No.", "yes please": a memory needs something to remember
     if _CARRIES_PAYLOAD.search(sentence):
         # a URL or a command piped into a shell is kept only when a person asks for it in so
         # many words (a rule's "remember ..."): it is what a poisoned text wants kept

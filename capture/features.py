@@ -123,7 +123,8 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
         "pref",
         _rx(
             r"prefer|prefers|preferred|preference|rather|like it|i like|i love|i hate|hate it|"
-            r"don'?t like|do not like|not like|hate|love|"
+            r"don'?t like|do not like|not like|hate|love|appreciate|personally|more of a|"
+            r"person than|going forward|"
             r"dislike|can'?t stand|cannot stand|not a fan|fan of|drives me|annoy(?:s|ing)?|"
             r"i want|i'?d like|would like|favou?rite|enjoy|works better|for me|to me|bugs me|"
             r"can'?t bear|habit|my taste|i find"
@@ -145,7 +146,8 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
             r"decided|decide|decision|going with|go with|chose|chosen|choose|picked|pick|"
             r"settled|agreed|agree|final|standardi[sz]e|it is|deprecate|adopt|adopted|"
             r"switch(?:ed)? to|moving to|move to|approved|the plan is|we'?ll use|drop|ditch|"
-            r"retire|replace"
+            r"retire|replace|in favou?r of|agreed on|agree on|we'?re dropping|dropping|"
+            r"switching to|it'?s decided|is out|we'?re switching"
         ),
     ),
     (
@@ -172,7 +174,10 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
             r"engineer|developer|lead|manager|designer|owner|owns|own|in charge|"
             r"responsible for|ask \w+ about|timezone|time zone|based in|i live|pronouns|"
             r"my role|my job|my team|the only one|maintainer|architect|on-?call|reviewer|"
-            r"new to|i'?m from|i come from|background"
+            r"new to|i'?m from|i come from|background|takes care of|take care of|looks after|"
+            r"look after|handles|maintains|on the \w+ team|been (?:writing|doing|working)|"
+            r"years of|point of contact|go-?to person|leads|runs the|mostly do|mostly work|"
+            r"is our|are our|i'?m new|i do|my background"
         ),
     ),
     (
@@ -180,7 +185,9 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
         _rx(
             r"no|nope|nah|wrong|actually|that'?s not|not that|i said|again|stop|instead|"
             r"keep (?:using|reaching|suggesting|adding|doing)|switched|mistake|incorrect|"
-            r"isn'?t right|not right|we don'?t|we do not|don'?t use|not how"
+            r"isn'?t right|not right|we don'?t|we do not|don'?t use|not how|you used|"
+            r"got (?:that|it) wrong|wrong (?:tool|folder|file|one|place|again)|has to be|"
+            r"should be|not what|you did"
         ),
     ),
     (
@@ -210,7 +217,8 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
             r"named|naming|name|called|prefixed|suffixed|prefix|suffix|case|camelcase|"
             r"snake_case|kebab-case|pascalcase|format|formatted|style|pattern|layout|"
             r"live|lives|go in|goes in|belong|belongs|under|inside|stored|kept|put|"
-            r"structure|convention|per|one .{1,20} per|layer|through"
+            r"structure|convention|per|one .{1,20} per|layer|through|rule|rules|without|"
+            r"nothing gets|by convention|policy|standard"
         ),
     ),
     (
@@ -218,6 +226,16 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
         _rx(
             r"is|are|was|runs on|run on|has|have|there'?s|there is|there are|since|about|"
             r"version|located|hosted|lives on|sits|uses|allow|allows|limit|only|still"
+        ),
+    ),
+    (
+        "schedule",
+        _rx(
+            r"every (?:night|day|morning|evening|week|month|hour|sunday|monday|tuesday|"
+            r"wednesday|thursday|friday|saturday)|nightly|daily|weekly|hourly|monthly|"
+            r"at \d{1,2}(?::\d\d)? ?(?:am|pm)|utc|cron|until|since|gets (?:wiped|reset|"
+            r"rebuilt|refreshed)|is (?:down|read-only|protected|frozen)|freeze|region|"
+            r"eu-\w+-\d|us-\w+-\d|version|v\d+|per (?:second|minute|hour|day)|limit"
         ),
     ),
     (
@@ -336,6 +354,8 @@ _FILLER: Final = re.compile(
     r"one more thing|by the way|just|alright)[,:!.]?\s+)+",
     re.I,
 )
+#: "No worries", "no problem": courtesy, not a correction or a contrast.
+_COURTESY: Final = re.compile(r"\bno (?:worries|problems?|thanks|rush|idea|biggie)\b", re.I)
 _CODE: Final = re.compile(r"`[^`]+`")
 _PATH: Final = re.compile(
     r"(?:^|\s)(?:\.{0,2}/)?[\w.-]+/[\w./-]*|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|rb|java|kt|md|json|ya?ml|toml|sql|sh|cfg|ini)\b"
@@ -465,7 +485,7 @@ NAMES: Final[tuple[str, ...]] = (
 def features(statement: str) -> list[float]:
     """The feature vector of one statement (in the order of NAMES)."""
     text = statement.strip()
-    body = _FILLER.sub("", text)
+    body = _COURTESY.sub("okay", _FILLER.sub("", text))
     tokens = frozenset(_TOKEN.findall(body.casefold()))
     cues = [1.0 if family.search(body, tokens) else 0.0 for _, family in _CUES]
     cue = dict(zip((n for n, _ in _CUES), cues, strict=True))
