@@ -8,13 +8,18 @@ Score of a memory that matches the query (every part in 0..1)::
   + access     * access_count / highest access_count in the index
 
 with weights 0.4/0.3/0.2/0.1 by default (config.json "index.weights" or
---weights). Only memories that match the query are candidates: a query that
-matches nothing returns nothing.
+--weights). Recency counts only when the query asks for what is recent
+("latest", "last", "now", ...; issue 25) unless weights are given. Only
+memories that match the query are candidates: a query that matches
+nothing returns nothing.
 
-The query string is never passed to FTS5 as syntax: its words (runs of
-letters, digits and underscores) are each quoted as a string and joined
-with OR, so quotes, operators (AND, NEAR, ``*``, ``^``, column filters),
-unicode and empty strings cannot raise a syntax error.
+The query is analysed first (``query_terms``): its content words are
+searched for, not its stop words ("what did Ana say about the move" looks
+for Ana, move), unless it has no other; names and numbers stay. The query
+string is never passed to FTS5 as syntax: its words (runs of letters,
+digits and underscores) are each quoted as a string and joined with OR, so
+quotes, operators (AND, NEAR, ``*``, ``^``, column filters), unicode and
+empty strings cannot raise a syntax error.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from .budget import pack
 from .db import Index, not_superseded, visible
 from .settings import DAY_US, Weights
 
-__all__ = ["Hit", "fts_query", "search"]
+__all__ = ["STOP_WORDS", "Hit", "asks_recent", "fts_query", "query_terms", "search"]
 
 #: At most this many distinct words of a query are searched for.
 MAX_TERMS: Final = 32
@@ -36,20 +41,65 @@ MAX_TERM_CHARS: Final = 64
 
 _WORD = re.compile(r"\w+")
 
+#: English words that carry no subject of their own (issue 25: a question's
+#: "what", "did", "the" matched every memory and drowned its content words).
+_STOP_TEXT: Final = """
+a an the and or but nor if then than so as of to in on at by for with from about
+into onto over under after before between through during without within upon what
+which who whom whose when where why how whether is are was were be been being am do
+does did done doing have has had having will would shall should can could may might
+must ought i me my mine myself we us our ours ourselves you your yours yourself
+yourselves he him his himself she her hers herself it its itself they them their
+theirs themselves this that these those there here not no yes very too just also
+only own same other such each few more most some any all both either neither one s t
+d ll m re ve tell say said know think anything something someone somebody ever
+"""
+STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for the words of ``text``, or None when it has none."""
-    terms: list[str] = []
+
+def query_terms(text: str) -> list[str]:
+    """The words of a query worth searching for (issue 25): its content words.
+
+    Words that carry no subject (STOP_WORDS: articles, pronouns, auxiliaries,
+    question words, common prepositions) are left out, unless they are all
+    the query has; a capitalised word after the first is a name and stays,
+    and so does every word with a digit. The index stems both sides (porter).
+    """
+    words: list[str] = []
     for word in _WORD.findall(text):
         word = word[:MAX_TERM_CHARS]
-        if not any(ch.isalnum() for ch in word) or word in terms:
-            continue
-        terms.append(word)
-        if len(terms) == MAX_TERMS:
-            break
+        if any(ch.isalnum() for ch in word) and word not in words:
+            words.append(word)
+    content = [
+        w
+        for n, w in enumerate(words)
+        if w.casefold() not in STOP_WORDS
+        or any(ch.isdigit() for ch in w)
+        or (n > 0 and w[:1].isupper() and len(w) > 1)
+    ]
+    return (content or words)[:MAX_TERMS]
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for the content words of ``text``, or None when it has
+    no word at all."""
+    terms = query_terms(text)
     if not terms:
         return None
     return " OR ".join(f'"{t}"' for t in terms)
+
+
+#: Words that say the question is about what is recent: only then does recency rank.
+_ASKS_RECENT: Final = re.compile(
+    r"\b(?:latest|recent|recently|newest|last|current|currently|now|today|lately|"
+    r"this (?:week|month|morning))\b",
+    re.I,
+)
+
+
+def asks_recent(text: str) -> bool:
+    """Whether a query asks for what is recent ("the latest decision", "what now")."""
+    return _ASKS_RECENT.search(text) is not None
 
 
 @dataclass(slots=True)
@@ -229,6 +279,10 @@ def search(
     if match is None or limit <= 0:
         return []
     w = weights or index.settings.weights
+    if weights is None and not asks_recent(query):
+        # recency ranks only where the question asks for it (issue 25): a question about
+        # a fact wants the memory that holds it, however old
+        w = Weights(w.text, 0.0, w.importance, w.access)
     where, params = filters(
         type_=type_,
         tier=tier,

@@ -15,7 +15,7 @@ from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.budget import pack
 from memory_chain.index.db import Index
 from memory_chain.index.gc import collect
-from memory_chain.index.query import fts_query, recency, search
+from memory_chain.index.query import fts_query, query_terms, recency, search
 from memory_chain.index.settings import Weights
 
 
@@ -44,9 +44,10 @@ def _open(led: Ledger, clock: Clock) -> Index:
 
 def test_search_ranks_by_the_hybrid_score(chain: Ledger, clock: Clock) -> None:
     """Results are the matching memories ordered by 0.4 text + 0.3 recency + 0.2 importance
-    + 0.1 access, and each score is that sum of its parts."""
+    + 0.1 access, and each score is that sum of its parts (a query that asks for what is
+    recent: recency counts)."""
     with _open(chain, clock) as index:
-        hits = search(index, "deploy", limit=10, record=False)
+        hits = search(index, "latest deploy", limit=10, record=False)
     assert {1, 2, 4, 5} == {h.seq for h in hits}
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     for h in hits:
@@ -239,3 +240,48 @@ def test_any_string_is_a_valid_query(query: str) -> None:
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(c, tokenize='porter unicode61')")
     conn.execute("INSERT INTO t VALUES ('some text')")
     conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
+
+
+def test_recency_counts_only_when_the_query_asks_for_it(chain: Ledger, clock: Clock) -> None:
+    """Issue 25: a question about a fact wants the memory that holds it, however old."""
+    with _open(chain, clock) as index:
+        plain = search(index, "deploy", limit=10, record=False)
+        recent = search(index, "latest deploy", limit=10, record=False)
+    assert all(
+        math.isclose(h.score, 0.4 * h.parts[0] + 0.2 * h.parts[2] + 0.1 * h.parts[3]) for h in plain
+    )
+    assert any(h.parts[1] > 0 for h in recent)
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("What did Ana say about the move?", ["Ana", "move"]),
+        ("when is the release in May", ["release", "May"]),
+        ("what is it", ["what", "is", "it"]),  # stop words only: searched as they are
+        ("Where does Sam work now?", ["Sam", "work", "now"]),
+        ("the 2 tests", ["2", "tests"]),
+    ],
+)
+def test_a_query_is_searched_by_its_content_words(query: str, terms: list[str]) -> None:
+    assert terms == query_terms(query)
+
+
+def test_the_recall_benchmark_is_big_and_answerable() -> None:
+    """Issue 25's own benchmark: >= 1,000 questions over five kinds, in two parts that
+    share no name, each question's evidence turns present in its conversation."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "corpora"))
+    from recall_gen import KINDS, conversations
+
+    parts = {p: conversations(p) for p in ("tune", "held-out")}
+    questions = [q for convs in parts.values() for c in convs for q in c.questions]
+    assert len(questions) >= 1000
+    assert {q.kind for q in questions} == set(KINDS)
+    for convs in parts.values():
+        for c in convs:
+            ids = {t.id for t in c.turns}
+            assert all(set(q.evidence) <= ids for q in c.questions)
+    speakers = {p: {t.speaker for c in convs for t in c.turns} for p, convs in parts.items()}
+    assert not speakers["tune"] & speakers["held-out"]
