@@ -25,12 +25,14 @@ from .common import (
 from .ledger_cmds import TIERS, TYPES
 
 
-def _open_index(*, chainless_ok: bool = False) -> Any:
+def _open_index(*, chainless_ok: bool = False, durable: bool = True) -> Any:
     """The index; with ``chainless_ok`` a never-initialised directory gives a workspace-only one
     (search and context read the workspace before `init`)."""
     from memory_chain.index.db import Index
 
-    return Index.open_or_empty(data_dir()) if chainless_ok else Index.open(data_dir())
+    if chainless_ok:
+        return Index.open_or_empty(data_dir(), durable=durable)
+    return Index.open(data_dir(), durable=durable)
 
 
 def _weights(text: str | None) -> Any:
@@ -107,7 +109,7 @@ def search(
     from memory_chain.workspace.recall import search as do_search
 
     w = _weights(weights)
-    with _open_index(chainless_ok=True) as index:
+    with _open_index(chainless_ok=True, durable=False) as index:  # a read: no fsync
         found = do_search(
             index,
             open_workspace(),
@@ -190,7 +192,7 @@ def context(
     from memory_chain.workspace.context import session_context
 
     w = _weights(weights)
-    with _open_index(chainless_ok=True) as index:
+    with _open_index(chainless_ok=True, durable=False) as index:  # a read: no fsync
         if index.chainless:
             from memory_chain.index.integrity import no_chain
 

@@ -88,8 +88,12 @@ class Index:
         clock: Clock = system_clock,
         settings: Settings | None = None,
         sync_now: bool = True,
+        durable: bool = True,
     ) -> Index:
-        """Open (creating and migrating) the index of ``root`` and sync it with the chain."""
+        """Open (creating and migrating) the index of ``root`` and sync it with the chain.
+
+        ``durable=False`` for a command that only reads: nothing it writes to the
+        cache is fsynced (schema.connect)."""
         layout = Layout(root)
         config = Config.load(layout)
         if not layout.chain.exists():
@@ -104,7 +108,7 @@ class Index:
             conn = _in_memory_copy(path)
         else:
             try:
-                conn = connect(path)
+                conn = connect(path, durable=durable)
                 migrate(conn)
             except sqlite3.DatabaseError as exc:
                 if not _damaged(exc):
@@ -134,13 +138,13 @@ class Index:
         return index
 
     @classmethod
-    def open_or_empty(cls, root: Path) -> Index:
+    def open_or_empty(cls, root: Path, *, durable: bool = True) -> Index:
         """Index.open, or without_chain for a directory never initialised (no config.json and
         no chain.jsonl; a config.json without its chain is still refused as a lost chain)."""
         layout = Layout(root)
         if not layout.chain.exists() and not layout.config.exists():
             return cls.without_chain(root)
-        return cls.open(root)
+        return cls.open(root, durable=durable)
 
     def __enter__(self) -> Index:
         return self

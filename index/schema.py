@@ -173,12 +173,16 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
 )
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
     """Open (creating, mode 0600) memory.db in autocommit mode with the index's settings.
 
     WAL lets readers run beside a syncing writer; synchronous=NORMAL skips
     the fsync per commit (the index is a cache: a lost commit is re-synced
     from the chain); secure_delete overwrites the text of redacted entries.
+    ``durable=False`` (a command that only reads, issue 25): synchronous=OFF,
+    so what it writes to the cache (catching up with the chain, access
+    counts) is never fsynced; a power loss can at worst damage memory.db,
+    which is then moved aside and rebuilt from the chain.
     """
     if not path.exists():
         try:
@@ -187,10 +191,11 @@ def connect(path: Path) -> sqlite3.Connection:
             raise OperationalError(f"cannot create {path}: {exc.strerror}") from None
     conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
     try:
+        # before the journal mode: switching a new file to WAL is a transaction of its own
+        conn.execute("PRAGMA synchronous=NORMAL" if durable else "PRAGMA synchronous=OFF")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA secure_delete=ON")
     except sqlite3.DatabaseError:
         conn.close()
