@@ -32,7 +32,15 @@ from .budget import pack
 from .db import Index, not_superseded, visible
 from .settings import DAY_US, Weights
 
-__all__ = ["STOP_WORDS", "Hit", "asks_recent", "fts_query", "query_terms", "search"]
+__all__ = [
+    "STOP_WORDS",
+    "Hit",
+    "asks_recent",
+    "fts_query",
+    "query_terms",
+    "search",
+    "weights_for",
+]
 
 #: At most this many distinct words of a query are searched for.
 MAX_TERMS: Final = 32
@@ -100,6 +108,17 @@ _ASKS_RECENT: Final = re.compile(
 def asks_recent(text: str) -> bool:
     """Whether a query asks for what is recent ("the latest decision", "what now")."""
     return _ASKS_RECENT.search(text) is not None
+
+
+def weights_for(query: str, given: Weights | None, default: Weights) -> Weights:
+    """The weights a search uses: those given to it as they are; else the index's, with
+    recency only where the query asks for what is recent (issue 25: a question about a
+    fact wants the memory that holds it, however old)."""
+    if given is not None:
+        return given
+    if asks_recent(query):
+        return default
+    return Weights(default.text, 0.0, default.importance, default.access)
 
 
 @dataclass(slots=True)
@@ -278,11 +297,7 @@ def search(
     match = fts_query(query)
     if match is None or limit <= 0:
         return []
-    w = weights or index.settings.weights
-    if weights is None and not asks_recent(query):
-        # recency ranks only where the question asks for it (issue 25): a question about
-        # a fact wants the memory that holds it, however old
-        w = Weights(w.text, 0.0, w.importance, w.access)
+    w = weights_for(query, weights, index.settings.weights)
     where, params = filters(
         type_=type_,
         tier=tier,

@@ -285,3 +285,31 @@ def test_the_recall_benchmark_is_big_and_answerable() -> None:
             assert all(set(q.evidence) <= ids for q in c.questions)
     speakers = {p: {t.speaker for c in convs for t in c.turns} for p, convs in parts.items()}
     assert not speakers["tune"] & speakers["held-out"]
+
+
+def test_every_door_gates_recency_the_same_way(chain: Ledger, clock: Clock) -> None:
+    """`memory-chain search` goes through workspace.recall, which resolves the weights
+    itself: the same rule must hold there (weights given are used as given)."""
+    from memory_chain.index.settings import Weights
+    from memory_chain.workspace.recall import search as recall
+
+    with _open(chain, clock) as index:
+        plain = recall(index, None, "deploy", limit=10)
+        recent = recall(index, None, "what is the latest on deploys", limit=10)
+        given = recall(index, None, "deploy", limit=10, weights=Weights(0.4, 0.3, 0.2, 0.1))
+    assert plain and all(f.chain is not None for f in plain)
+    assert all(
+        math.isclose(
+            f.score, 0.4 * f.chain.parts[0] + 0.2 * f.chain.parts[2] + 0.1 * f.chain.parts[3]
+        )
+        for f in plain
+        if f.chain is not None
+    )
+    assert any(f.chain is not None and f.chain.parts[1] > 0 for f in recent)
+    assert any(
+        f.chain is not None
+        and not math.isclose(
+            f.score, 0.4 * f.chain.parts[0] + 0.2 * f.chain.parts[2] + 0.1 * f.chain.parts[3]
+        )
+        for f in given
+    )

@@ -22,7 +22,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Final
 
 from memory_chain.index.db import Index
-from memory_chain.index.query import Hit, fts_query, recency
+from memory_chain.index.query import Hit, fts_query, recency, weights_for
 from memory_chain.index.query import search as chain_search
 from memory_chain.index.settings import Weights
 
@@ -168,7 +168,7 @@ def search(
     weights: Weights | None = None,
 ) -> list[Found]:
     """The best ``limit`` results of both halves for ``query``, best first."""
-    w = weights or index.settings.weights
+    w = weights_for(query, weights, index.settings.weights)
     chain = chain_search(
         index,
         query,
