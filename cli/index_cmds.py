@@ -77,6 +77,28 @@ def _preview(text: str, width: int = 72) -> str:
 @click.option(
     "--include-superseded", is_flag=True, help="Also chain entries a later entry superseded."
 )
+@click.option(
+    "--source",
+    type=click.Choice(["manual", "auto", "curation"]),
+    default=None,
+    help="Only chain memories added so (by a person, by a program, by curation).",
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "project", "local"]),
+    default=None,
+    help="Only workspace entries of this scope.",
+)
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), default=None, help="From this day.")
+@click.option(
+    "--until", type=click.DateTime(["%Y-%m-%d"]), default=None, help="To this day, included."
+)
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Skip this many results first (the next page: --offset 10).",
+)
 @weights_option
 @workspace_options
 @dir_option
@@ -89,22 +111,31 @@ def search(
     tier: str | None,
     include_archived: bool,
     include_superseded: bool,
+    source: str | None,
+    scope: str | None,
+    since: Any,
+    until: Any,
+    offset: int,
     weights: str | None,
     as_json: bool,
 ) -> None:
     """Find memories matching QUERY in the chain and the workspace, best first.
 
     Chain memories are marked provable (with their seq), workspace entries
-    editable (with their path and line), untrusted ones untrusted. Every
-    word of QUERY is searched for (any of them may match); FTS syntax in
-    QUERY is treated as plain words. A query that matches nothing prints
-    nothing. The chain memories returned have their access count raised.
-    --type and --tier search the chain only.
+    editable (with their path and line), untrusted ones untrusted. The
+    content words of QUERY are searched for (any of them may match; "the",
+    "what", "did" are not); FTS syntax in QUERY is treated as plain words.
+    Recency counts only when QUERY asks for what is recent ("latest"). A
+    query that matches nothing prints nothing. The chain memories returned
+    have their access count raised.
+    --type, --tier and --source search the chain only, --scope the
+    workspace only; --since and --until filter both by date.
 
     \b
     Example:
         memory-chain search "package manager"
         memory-chain search deploy --type decision --max-tokens 500 --json
+        memory-chain search release --since 2026-11-01 --offset 10
     """
     from memory_chain.workspace.recall import search as do_search
 
@@ -121,6 +152,11 @@ def search(
             include_archived=include_archived,
             include_superseded=include_superseded,
             weights=w,
+            source=source,
+            scope=scope,
+            since=since.date() if since else None,
+            until=until.date() if until else None,
+            offset=offset,
         )
     if as_json:
         emit_json([f.as_dict() for f in found])

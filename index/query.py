@@ -234,6 +234,9 @@ def filters(
     include_archived: bool = False,
     include_superseded: bool = False,
     below: int | None = None,
+    source: str | None = None,
+    since: int | None = None,
+    until: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """SQL condition on memories ``m`` and its parameters (:cutoff is the caller's)."""
     if include_archived:
@@ -252,6 +255,15 @@ def filters(
     if below is not None:
         where += " AND m.seq < :below"
         params["below"] = below
+    if source is not None:
+        where += " AND m.source = :source"
+        params["source"] = source
+    if since is not None:  # created at or after (µs since the epoch)
+        where += " AND m.created >= :since"
+        params["since"] = since
+    if until is not None:  # created before
+        where += " AND m.created < :until"
+        params["until"] = until
     return where, params
 
 
@@ -285,8 +297,14 @@ def search(
     include_superseded: bool = False,
     weights: Weights | None = None,
     record: bool = True,
+    source: str | None = None,
+    since: int | None = None,
+    until: int | None = None,
+    offset: int = 0,
 ) -> list[Hit]:
-    """The best memories for ``query``, within ``limit`` and ``max_tokens``.
+    """The best memories for ``query``, within ``limit`` and ``max_tokens``, after the
+    first ``offset`` (paging); ``source`` and the creation time (``since`` <= created <
+    ``until``, µs) filter.
 
     Candidates are the best matches by bm25 (at least 20, twice ``limit``),
     ranked by the hybrid score and packed into the budget; when filters or
@@ -303,11 +321,15 @@ def search(
         tier=tier,
         include_archived=include_archived,
         include_superseded=include_superseded,
+        source=source,
+        since=since,
+        until=until,
     )
+    want = limit + max(offset, 0)
     now = index.now()
     params["cutoff"] = index.cutoff(now)
     top_access = index.max_access()
-    pool = max(20, 2 * limit)
+    pool = max(20, 2 * want)
     while True:
         found, seen = matches(index, match, pool, where, params)
         best = found[0][1] if found and found[0][1] > 0 else 1.0
@@ -316,10 +338,11 @@ def search(
             for row, b in found
         ]
         hits.sort(key=lambda h: (-h.score, -h.seq))
-        chosen = pack(hits, lambda h: h.tokens, budget=max_tokens, limit=limit)
-        if len(chosen) >= limit or seen < pool:
+        chosen = pack(hits, lambda h: h.tokens, budget=max_tokens, limit=want)
+        if len(chosen) >= want or seen < pool:
             break
         pool *= 4
+    chosen = chosen[max(offset, 0) :]
     if record and chosen:
         index.record_access(h.seq for h in chosen)
     return chosen

@@ -245,8 +245,16 @@ class Memory:
         max_tokens: int | None = None,
         type: str | None = None,
         tier: str | None = None,
+        source: str | None = None,
+        scope: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        offset: int = 0,
     ) -> list[dict[str, Any]]:
-        """The best ``limit`` memories of the chain and the workspace for ``query``."""
+        """The best ``limit`` memories of the chain and the workspace for ``query``, after
+        the first ``offset``. ``type``, ``tier`` and ``source`` filter chain memories (the
+        workspace is then not searched), ``scope`` workspace entries (the chain is then
+        not searched); ``since`` / ``until`` (``YYYY-MM-DD``, until included) both."""
         from memory_chain.workspace.recall import search
 
         found = search(
@@ -257,6 +265,11 @@ class Memory:
             max_tokens=max_tokens,
             type_=type,
             tier=tier,
+            source=source,
+            scope=scope,
+            since=_day(since, "since"),
+            until=_day(until, "until"),
+            offset=offset,
         )
         return [f.as_dict() for f in found]
 
@@ -435,3 +448,17 @@ class Memory:
         )
         result: dict[str, Any] = report.as_dict()
         return result
+
+
+def _day(value: str | None, name: str) -> Any:
+    """``YYYY-MM-DD`` as a date (InputError otherwise), or None."""
+    if value is None:
+        return None
+    from datetime import date
+
+    from memory_chain.chain.format.errors import InputError
+
+    try:
+        return date.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} is a date, YYYY-MM-DD, not {value!r}") from None

@@ -105,9 +105,48 @@ def build_server(memory: Memory) -> MCPServer:
     async def search(
         query: Annotated[str, Field(description="Words to look for.", min_length=1)],
         limit: Annotated[int, Field(ge=1, le=100, description="How many results.")] = 10,
+        offset: Annotated[
+            int, Field(ge=0, description="Skip this many results first (the next page).")
+        ] = 0,
+        type: Annotated[
+            Literal[
+                "memory",
+                "identity",
+                "decision",
+                "commitment",
+                "preference",
+                "fact",
+                "lesson",
+                "episode",
+            ]
+            | None,
+            Field(description="Only chain memories of this type (the workspace is not searched)."),
+        ] = None,
+        source: Annotated[
+            Literal["manual", "auto", "curation"] | None,
+            Field(description="Only chain memories added so (the workspace is not searched)."),
+        ] = None,
+        scope: Annotated[
+            Literal["user", "project", "local"] | None,
+            Field(description="Only workspace entries of this scope (the chain is not searched)."),
+        ] = None,
+        since: Annotated[str | None, Field(description="From this day, YYYY-MM-DD.")] = None,
+        until: Annotated[
+            str | None, Field(description="To this day, YYYY-MM-DD, included.")
+        ] = None,
     ) -> dict[str, Any]:
         try:
-            return {"results": memory.search(query, limit=limit)}
+            found = memory.search(
+                query,
+                limit=limit,
+                offset=offset,
+                type=type,
+                source=source,
+                scope=scope,
+                since=since,
+                until=until,
+            )
+            return {"results": found}
         except MemoryChainError as exc:
             raise _fail(exc) from None
 

@@ -32,6 +32,27 @@ def test_search_command(populated: Cli) -> None:
     assert "" == populated.run("search", "nothing-like-this").out
 
 
+def test_search_filters_and_pages(populated: Cli) -> None:
+    """Issue 25: --source, --since / --until and --offset; a bad date is one clear line."""
+    every = populated.run("search", "port staging", "--json").json()
+    second = populated.run("search", "port staging", "--json", "--offset", "1").json()
+    assert [h["seq"] for h in every[1:]] == [h["seq"] for h in second]
+    by_source = {
+        src: populated.run("search", "port staging", "--json", "--source", src).json()
+        for src in ("manual", "auto", "curation")
+    }
+    assert all(h["source"] == src for src, hits in by_source.items() for h in hits)
+    assert sorted(h["seq"] for hits in by_source.values() for h in hits) == sorted(
+        h["seq"] for h in every if h["kind"] == "provable"
+    )
+    assert [] == populated.run("search", "port staging", "--json", "--until", "2000-01-01").json()
+    assert len(every) == len(
+        populated.run("search", "port staging", "--json", "--since", "2000-01-01").json()
+    )
+    bad = populated.run("search", "port", "--since", "yesterday")
+    assert 2 == bad.code and "--since" in bad.err and len(bad.err.strip().splitlines()) <= 2
+
+
 def test_every_index_command_leaves_chain_and_content_identical(populated: Cli) -> None:
     """search, context, reindex, gc, restore and stats write only memory.db."""
     before = snapshot(populated.root)

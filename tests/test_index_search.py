@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers.index import DAY, Clock, snapshot
+from helpers.index import DAY, T0, Clock, snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -313,3 +313,23 @@ def test_every_door_gates_recency_the_same_way(chain: Ledger, clock: Clock) -> N
         )
         for f in given
     )
+
+
+def test_filters_and_paging_reach_every_search(chain: Ledger, clock: Clock) -> None:
+    """Issue 25: source, a date range and paging, in the chain's search and the merged one."""
+    from datetime import UTC, datetime, timedelta
+
+    from memory_chain.workspace.recall import search as recall
+
+    first_day = datetime.fromtimestamp(T0 / 1e6, tz=UTC).date()
+    with _open(chain, clock) as index:
+        every = search(index, "deploy", limit=10, record=False)
+        assert [h.seq for h in search(index, "deploy", limit=10, record=False, offset=1)] == [
+            h.seq for h in every[1:]
+        ]
+        assert [] == search(index, "deploy", limit=10, record=False, source="auto")
+        assert len(every) == len(search(index, "deploy", limit=10, record=False, source="manual"))
+        old = recall(index, None, "deploy", limit=10, until=first_day)
+        new = recall(index, None, "deploy", limit=10, since=first_day + timedelta(days=1))
+    assert {f.chain.seq for f in old if f.chain} == {1}
+    assert {f.chain.seq for f in new if f.chain} == {2, 4, 5}

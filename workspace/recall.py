@@ -18,7 +18,7 @@ Archived workspace entries (memory/archive/) are left out unless asked for.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
 from memory_chain.index.db import Index
@@ -94,19 +94,25 @@ def workspace_hits(
     pool: int,
     weights: Weights,
     include_archived: bool = False,
+    scope: str | None = None,
+    since: int | None = None,
+    until: int | None = None,
 ) -> list[Found]:
-    """Workspace entries matching ``query``, scored (see the module docstring)."""
+    """Workspace entries matching ``query``, scored (see the module docstring); of one
+    ``scope``, and dated within [``since``, ``until``) (µs), when given."""
     match = fts_query(query)
     if match is None:
         return []
     where, scope_roots = in_roots(workspace, "e.root")
     archived = "" if include_archived else "AND e.kind != 'archive'"
+    one_scope = "" if scope is None else "AND e.scope = ?"
+    dated = since is not None or until is not None
     rows = index.conn.execute(
         "SELECT e.scope, e.path, e.line, e.section, e.text, e.stale, e.untrusted, e.kind, "
         "e.confirmed, e.added, f.mtime_ns, f.root, -bm25(ws_fts) AS b, e.origin, e.approved "
         "FROM ws_fts JOIN ws_entries e ON e.id = ws_fts.rowid JOIN ws_files f ON f.path = e.path "
-        f"WHERE ws_fts MATCH ? AND {where} {archived} ORDER BY rank LIMIT ?",
-        (match, *scope_roots, pool),
+        f"WHERE ws_fts MATCH ? AND {where} {archived} {one_scope} ORDER BY rank LIMIT ?",
+        (match, *scope_roots, *([scope] if scope else []), pool * (4 if dated else 1)),
     ).fetchall()
     if not rows:
         return []
@@ -131,6 +137,8 @@ def workspace_hits(
         approved,
     ) in rows:
         when = _micros(conf) or _micros(added) or mtime // 1000
+        if (since is not None and when < since) or (until is not None and when >= until):
+            continue
         score = (
             weights.text * max(b, 0.0) / best
             + weights.recency * recency(when, now)
@@ -166,34 +174,58 @@ def search(
     include_archived: bool = False,
     include_superseded: bool = False,
     weights: Weights | None = None,
+    source: str | None = None,
+    scope: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+    offset: int = 0,
 ) -> list[Found]:
-    """The best ``limit`` results of both halves for ``query``, best first."""
+    """The best ``limit`` results of both halves for ``query``, best first, after the
+    first ``offset`` (paging).
+
+    Filters (issue 25): ``type_``, ``tier`` and ``source`` belong to chain memories
+    (with one, the workspace is not searched); ``scope`` to workspace entries (with
+    it, the chain is not); ``since`` / ``until`` (dates, ``until`` included) to both: a
+    chain memory's creation, a workspace entry's confirmed, else added, else file date.
+    """
     w = weights_for(query, weights, index.settings.weights)
-    chain = chain_search(
-        index,
-        query,
-        limit=limit,
-        max_tokens=max_tokens,
-        type_=type_,
-        tier=tier,
-        include_archived=include_archived,
-        include_superseded=include_superseded,
-        weights=w,
-    )
-    found = [Found("provable", h.score, h.text, chain=h) for h in chain]
-    if workspace is not None and type_ is None and tier is None:
+    want = limit + max(offset, 0)
+    lo = _micros(since.isoformat()) if since else None
+    hi = _micros((until + timedelta(days=1)).isoformat()) if until else None  # until included
+    found: list[Found] = []
+    if scope is None:
+        chain = chain_search(
+            index,
+            query,
+            limit=want,
+            max_tokens=max_tokens,
+            type_=type_,
+            tier=tier,
+            include_archived=include_archived,
+            include_superseded=include_superseded,
+            weights=w,
+            source=source,
+            since=lo,
+            until=hi,
+        )
+        found = [Found("provable", h.score, h.text, chain=h) for h in chain]
+    if workspace is not None and type_ is None and tier is None and source is None:
         sync_workspace(index.conn, workspace)
         found += workspace_hits(
             index,
             workspace,
             query,
-            pool=max(20, 2 * limit),
+            pool=max(20, 2 * want),
             weights=w,
             include_archived=include_archived,
+            scope=scope,
+            since=lo,
+            until=hi,
         )
     found.sort(key=lambda f: -f.score)
     out: list[Found] = []
     left = max_tokens
+    skip = max(offset, 0)
     for f in found:
         if len(out) >= limit:
             break
@@ -202,5 +234,8 @@ def search(
             if cost > left:
                 continue
             left -= cost
+        if skip:
+            skip -= 1
+            continue
         out.append(f)
     return out
