@@ -13,6 +13,9 @@ with weights 0.4/0.3/0.2/0.1 by default (config.json "index.weights" or
 memories that match the query are candidates: a query that matches
 nothing returns nothing.
 
+A second search for the names the three best matches mention (not in the
+query) finds what they link to, ranked below a direct match (multi-hop).
+
 The query is analysed first (``query_terms``): its content words are
 searched for, not its stop words ("what did Ana say about the move" looks
 for Ana, move), unless it has no other; names and numbers stay. The query
@@ -267,6 +270,31 @@ def filters(
     return where, params
 
 
+#: Names are taken from this many best matches, and what they find counts this much.
+LINK_FROM: Final = 3
+LINK_WEIGHT: Final = 0.3
+#: A name: a capitalised word (not the first of its sentence, not before a colon).
+_NAME: Final = re.compile(r"(?<=[^.!?:\s] )[A-Z][a-z]{2,}\b(?!:)")
+
+
+def _link_terms(query: str, texts: list[str]) -> str | None:
+    """An FTS5 OR of the names in ``texts`` that the query does not hold, or None."""
+    asked = {t.casefold() for t in _WORD.findall(query)}
+    names: list[str] = []
+    for text in texts:
+        for name in _NAME.findall(text):
+            folded = name.casefold()
+            if folded not in asked and folded not in STOP_WORDS and name not in names:
+                names.append(name)
+    return " OR ".join(f'"{n}"' for n in names[:8]) or None
+
+
+def _normalised(found: list[tuple[tuple[Any, ...], float]]) -> dict[int, float]:
+    """seq -> bm25 / the best bm25 of ``found`` (0..1)."""
+    best = found[0][1] if found and found[0][1] > 0 else 1.0
+    return {row[0]: max(b, 0.0) / best for row, b in found}
+
+
 def matches(
     index: Index, match: str, pool: int, where: str, params: dict[str, Any]
 ) -> tuple[list[tuple[tuple[Any, ...], float]], int]:
@@ -332,10 +360,23 @@ def search(
     pool = max(20, 2 * want)
     while True:
         found, seen = matches(index, match, pool, where, params)
-        best = found[0][1] if found and found[0][1] > 0 else 1.0
+        parts = _normalised(found)
+        linked = _link_terms(query, [row[9] for row, _ in found[:LINK_FROM]])
+        if linked and LINK_WEIGHT > 0:
+            # multi-hop (issue 25): the names the best hits mention ("my sister Clara") find
+            # the memories about them ("Clara got engaged"), ranked below what matched
+            more, _ = matches(index, f"{match} OR {linked}", pool, where, params)
+            second = _normalised(more)
+            rows = {row[0]: row for row, _ in found}
+            for row, _ in more:
+                rows.setdefault(row[0], row)
+            parts = {
+                seq: max(parts.get(seq, 0.0), LINK_WEIGHT * second.get(seq, 0.0)) for seq in rows
+            }
+            found = [(row, 0.0) for row in rows.values()]
         hits = [
-            score_row(row, max(b, 0.0) / best, now=now, max_access=top_access, weights=w)
-            for row, b in found
+            score_row(row, parts[row[0]], now=now, max_access=top_access, weights=w)
+            for row, _ in found
         ]
         hits.sort(key=lambda h: (-h.score, -h.seq))
         chosen = pack(hits, lambda h: h.tokens, budget=max_tokens, limit=want)

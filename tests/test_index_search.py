@@ -333,3 +333,23 @@ def test_filters_and_paging_reach_every_search(chain: Ledger, clock: Clock) -> N
         new = recall(index, None, "deploy", limit=10, since=first_day + timedelta(days=1))
     assert {f.chain.seq for f in old if f.chain} == {1}
     assert {f.chain.seq for f in new if f.chain} == {2, 4, 5}
+
+
+def test_a_name_in_the_best_match_finds_what_it_links_to(data_dir: Path, clock: Clock) -> None:
+    """Multi-hop (issue 25): the engagement shares no word with the question; the sister's
+    name, found in the best match, finds it, ranked below the direct match."""
+    led = Ledger.init(data_dir, name="links", clock=clock)
+    for text in (
+        "Ana: My sister Clara lives in Lisbon now",
+        "Ben: Big news, Clara got engaged to Sam over the weekend",
+        "Ben: The weather turned cold again",
+    ):
+        led.add(NewEntry(content=text.encode()))
+    with Index.open(data_dir, clock=clock) as index:
+        hits = search(index, "Who is going to marry Ana's sister?", limit=10, record=False)
+    texts = [h.text for h in hits]
+    # the engagement holds no word of the question: only the name links it
+    assert texts == [
+        "Ana: My sister Clara lives in Lisbon now",
+        "Ben: Big news, Clara got engaged to Sam over the weekend",
+    ]
