@@ -29,22 +29,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from capture_quality import PARTS, load  # noqa: E402
 
-from memory_chain.capture.detector import statements_of  # noqa: E402
+from memory_chain.capture.detector import CATEGORIES, statements_of  # noqa: E402
 from memory_chain.capture.features import NAMES, features  # noqa: E402
 from memory_chain.capture.scorer import WEIGHTS  # noqa: E402
 
-CLASSES = (
-    "none",
-    "remember",
-    "identity",
-    "decision",
-    "commitment",
-    "correction",
-    "tool",
-    "convention",
-    "preference",
-    "fact",
-)
+#: "none" and the categories a statement can have (error-fix pairs come from tool calls).
+CLASSES = ("none", *(c for c in CATEGORIES if c != "error-fix"))
 PRECISION = 0.92  # on the choose part, so that unseen text keeps >= 0.9
 L2_GRID = (0.003, 0.01, 0.03, 0.1)
 WORTH_GRID = (0.0, 0.8, 0.9, 0.95)
