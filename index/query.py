@@ -63,7 +63,7 @@ must ought i me my mine myself we us our ours ourselves you your yours yourself
 yourselves he him his himself she her hers herself it its itself they them their
 theirs themselves this that these those there here not no yes very too just also
 only own same other such each few more most some any all both either neither one s t
-d ll m re ve tell say said know think anything something someone somebody ever
+d ll m re ve tell say said know think anything something someone somebody ever much
 """
 STOP_WORDS: Final = frozenset(_STOP_TEXT.split())
 

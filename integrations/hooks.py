@@ -154,24 +154,20 @@ def session_start(data_dir: Path, payload: dict[str, Any]) -> str:
 _CLOCK: Final = re.compile(r"^\d{2}:\d{2} ")
 
 
-#: Words that say nothing about what a prompt is about (searching them finds noise).
-_STOP: Final = frozenset(
-    (  # noqa: SIM905
-        "the and for how what why who whom when where which you your yours our ours we are "
-        "was were can could would should will shall with this that these those there their "
-        "them they from into onto have has had not but all any does did doing done its it's "
-        "let lets please about just also then than now here some such very much more most "
-        "make made get got"
-    ).split()
-)
+#: Words of a request to an agent that say nothing about its subject, beside the stop
+#: words every search leaves out (index.query.STOP_WORDS).
+_PROMPT_STOP: Final = frozenset(["let", "lets", "please", "now", "make", "made", "get", "got"])
 _WORDS: Final = re.compile(r"\w[\w.-]*\w|\w", re.UNICODE)
 
 
 def _content_words(prompt: str, most: int = 24) -> str:
     """The prompt's distinctive words (3+ letters, not stop words), for the search."""
+    from memory_chain.index.query import STOP_WORDS
+
+    stop = STOP_WORDS | _PROMPT_STOP
     out: list[str] = []
     for w in _WORDS.findall(prompt[:4000]):
-        if len(w) >= 3 and w.casefold() not in _STOP and w.casefold() not in out:
+        if len(w) >= 3 and w.casefold() not in stop and w.casefold() not in out:
             out.append(w.casefold())
             if len(out) == most:
                 break
