@@ -4,9 +4,12 @@ Seed 000 section 4. Each user statement is split into sentences; a sentence
 is dropped when it is a question, a hypothetical, reported speech or a
 negated claim, and otherwise matched against one rule per category, in
 order: explicit remember requests, identity, decisions, commitments,
-corrections, tool usage, project conventions, preferences. Error-fix pairs
-come from tool calls: a failing command, the commands run after it, and the
-same command succeeding.
+corrections, tool usage, project conventions, preferences. A sentence no
+rule claims goes to the scorer (capture.scorer, issue 24: a linear model
+over general features of a statement), and a long sentence's clauses one
+by one. Error-fix pairs come from shell commands: a failing command, what
+was run or edited after it, and the same command succeeding; the runtime's
+own complaints and advice about something else are never lessons.
 
 Confidence (seed 000 section 4.2): an explicit statement 0.9, a correction
 seen before (in this session or as an earlier candidate) 0.8, an error-fix
