@@ -24,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field, ValidationError
 
+from memory_chain.chain.format.entry import ContentType
 from memory_chain.chain.format.errors import MemoryChainError
 
 from .api import Memory
@@ -109,17 +110,7 @@ def build_server(memory: Memory) -> MCPServer:
             int, Field(ge=0, description="Skip this many results first (the next page).")
         ] = 0,
         type: Annotated[
-            Literal[
-                "memory",
-                "identity",
-                "decision",
-                "commitment",
-                "preference",
-                "fact",
-                "lesson",
-                "episode",
-            ]
-            | None,
+            ContentType | None,
             Field(description="Only chain memories of this type (the workspace is not searched)."),
         ] = None,
         source: Annotated[

@@ -9,7 +9,7 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 import orjson
 
@@ -30,6 +30,7 @@ __all__ = [
     "SYSTEM_TYPES",
     "TIERS",
     "TYPES",
+    "ContentType",
     "Malformed",
     "ParsedEntry",
     "default_importance",
@@ -44,16 +45,11 @@ FORMAT_VERSION: Final = 1
 ENTRY_TAG: Final = b"memory-chain/v1/entry\n"
 ROTATION_TAG: Final = b"memory-chain/v1/key-rotation\n"
 
-CONTENT_TYPES: Final = (
-    "memory",
-    "identity",
-    "decision",
-    "commitment",
-    "preference",
-    "fact",
-    "lesson",
-    "episode",
-)
+#: The types a memory can have, as a type (for schemas and signatures) and as values.
+ContentType = Literal[
+    "memory", "identity", "decision", "commitment", "preference", "fact", "lesson", "episode"
+]
+CONTENT_TYPES: Final[tuple[str, ...]] = get_args(ContentType)
 SYSTEM_TYPES: Final = ("genesis", "redaction", "key-rotation")
 TYPES: Final = CONTENT_TYPES + SYSTEM_TYPES
 TIERS: Final = ("committed", "relationship", "ephemeral")
