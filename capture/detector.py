@@ -222,7 +222,7 @@ class Detector:
         if turn.error or _looks_failed(turn.text):
             if instruction_like(turn.text):
                 self.counts["untrusted-instruction"] += 1
-            if not shell or _HARNESS_ERROR.search(turn.text):
+            if not shell or _HARNESS_ERROR.search(turn.text, 0, 600):
                 # a file tool's complaint ("File has not been read yet") is the harness's
                 # bookkeeping, not a lesson about the project
                 self.counts["harness-error"] += 1
