@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -186,7 +187,24 @@ def job(
     if as_json:
         emit_json(result.as_dict())
     else:
-        click.echo(f"{name}: ok {result.summary}")
+        click.echo(f"{name}: ok, {_plain(result.summary)}")
+
+
+def _plain(summary: Any) -> str:
+    """A job's summary in words: ``curated 0, committed 0`` (nested parts in brackets),
+    not a Python dict."""
+    if not isinstance(summary, dict):
+        return str(summary)
+    parts = []
+    for key, value in summary.items():
+        label = str(key).replace("_", " ")
+        if isinstance(value, dict):
+            parts.append(f"{label} ({_plain(value)})")
+        elif isinstance(value, list):
+            parts.append(f"{label} {', '.join(str(v) for v in value) or 'none'}")
+        else:
+            parts.append(f"{label} {value}")
+    return ", ".join(parts) or "nothing to do"
 
 
 def _check_network(name: str) -> None:

@@ -311,3 +311,10 @@ def test_installing_pins_the_workspace_the_shell_uses(
     assert "workspace pin" not in checks
     raw.ok("remember", "Kept where the timer reads too", env=env)  # no variable: a timer's view
     assert "Kept where the timer reads too" in (ws / "MEMORY.md").read_text()
+
+
+def test_a_job_prints_its_summary_in_words(raw: Cli, tmp_path: Path) -> None:
+    """Issue 26: `job curate` printed a Python dict ({'curated': 0, ...})."""
+    out = raw.ok("job", "curate").out
+    assert out.startswith("curate: ok, curated 0, committed 0, archived 0")
+    assert "{" not in out and "'" not in out
