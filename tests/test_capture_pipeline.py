@@ -431,3 +431,18 @@ def test_capture_dry_run_writes_nothing(raw: Cli, tmp_path: Path) -> None:
     out = raw.ok("capture", "-t", str(t), "--project", str(project), "--dry-run").out
     assert "would write 3 captured" in out
     assert before == _tree(raw.root, project)
+
+
+def test_the_session_start_leaves_out_captures_bookkeeping(raw: Cli, tmp_path: Path) -> None:
+    """Issue 26: "Compaction (auto) of session ...: 0 captured, 0 candidates" was injected
+    as a recent note; the captured lines of the same day still are."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    t = tmp_path / "s.jsonl"
+    t.write_bytes(CONVERSATION)
+    raw.ok("capture", "-t", str(t), "--project", str(project), "--flush")
+    daily = next((project / ".memory-chain" / "local" / "memory").glob("*.md")).read_text()
+    assert "Compaction (" in daily  # the record is written, for a person to read
+    recent = raw.ok("context", "--project", str(project)).out.split("## Recent notes")[1]
+    assert "Prefers tabs over spaces" in recent
+    assert "Compaction (" not in recent

@@ -200,6 +200,8 @@ def _memory_items(
 
 
 def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
+    """Today's and yesterday's daily lines, less capture's candidates and its bookkeeping
+    (the ``Compactions`` records: "0 captured, 0 candidates" tells an agent nothing)."""
     where, scope_roots = in_roots(workspace)
     items: list[Item] = []
     for day in (today, today - timedelta(days=1)):
@@ -207,7 +209,8 @@ def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
         rows = index.conn.execute(
             "SELECT scope, line, text, path FROM ws_entries WHERE kind = 'daily' AND "
             f"untrusted = 0 AND origin NOT IN ('tool', 'quoted') AND {where} AND path LIKE ? "
-            "AND section <> 'Candidates' COLLATE NOCASE ORDER BY path, line",
+            "AND section NOT IN ('Candidates', 'Compactions') COLLATE NOCASE "
+            "ORDER BY path, line",
             (*scope_roots, f"%{name}"),
         ).fetchall()
         for scope, line, text, path in rows:
