@@ -165,6 +165,8 @@ def search(
         h = f.chain
         if h is not None:
             mark = "" if h.status == "active" else f" [{h.status}]"
+            if h.superseded_by is not None:
+                mark += f" [superseded by {h.superseded_by}]"
             click.echo(
                 f"{h.seq:>6}  {f.score:.3f}  provable {h.type}/{h.tier}{mark}  {_preview(h.text)}"
             )

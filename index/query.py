@@ -144,6 +144,7 @@ class Hit:
     parts: tuple[float, float, float, float]  # text, recency, importance, access
     origin: str | None = None  # the signed ``origin`` member; None before provenance
     approved: str | None = None  # the signed ``approved`` date, when a person approved it
+    superseded_by: int | None = None  # the seq of the entry that replaced this one
 
     @property
     def role(self) -> str:
@@ -172,6 +173,7 @@ class Hit:
             "parts": {k: round(v, 6) for k, v in zip(PARTS, self.parts, strict=True)},
             "origin": self.origin,
             "approved": self.approved,
+            "superseded_by": self.superseded_by,
             "role": self.role,
         }
 
@@ -180,8 +182,11 @@ PARTS: Final = ("text", "recency", "importance", "access")
 
 _COLUMNS: Final = (
     "m.seq, m.type, m.tier, m.source, m.ts, m.importance, m.status, m.session, "
-    "m.content_hash, m.content, m.tokens, m.access_count, m.created, m.origin, m.approved"
+    "m.content_hash, m.content, m.tokens, m.access_count, m.created, m.origin, m.approved, "
+    "(SELECT min(sup.seq) FROM memories sup WHERE sup.supersedes = m.seq)"
 )
+#: A memory a later one replaced (shown only with include_superseded) counts this much.
+SUPERSEDED_FACTOR: Final = 0.5
 
 
 def recency(created: int, now: int) -> float:
@@ -208,6 +213,8 @@ def score_row(
         + weights.importance * imp
         + weights.access * acc
     )
+    if row[15] is not None:
+        score *= SUPERSEDED_FACTOR  # its replacement ranks before it (issue 26)
     parts = (text_part, rec, imp, acc)
     seq, kind, tier, source, ts, importance, status, session, content_hash, text = row[:10]
     return Hit(
@@ -227,6 +234,7 @@ def score_row(
         parts,
         row[13],
         row[14],
+        row[15],
     )
 
 
@@ -310,7 +318,7 @@ def matches(
         ") f JOIN memories m ON m.seq = f.id ORDER BY f.b DESC, m.seq DESC",
         {**params, "match": match, "pool": pool},
     ).fetchall()
-    return [(r[:15], r[15]) for r in rows if r[16]], len(rows)
+    return [(r[:16], r[16]) for r in rows if r[17]], len(rows)
 
 
 def search(

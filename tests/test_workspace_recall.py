@@ -150,6 +150,11 @@ def test_chain_supersede_hides_the_old_entry(populated: Cli) -> None:
     assert [5] == [h["seq"] for h in plain if h["kind"] == "provable"]
     wide = populated.ok("search", "staging", "--include-superseded", "--json").json()
     assert {3, 5} == {h["seq"] for h in wide if h["kind"] == "provable"}
+    # issue 26: the replaced entry is marked and ranks after its replacement
+    chain = [h for h in wide if h["kind"] == "provable"]
+    assert [5, 3] == [h["seq"] for h in chain]
+    assert [None, 5] == [h["superseded_by"] for h in chain]
+    assert "[superseded by 5]" in populated.ok("search", "staging", "--include-superseded").out
     assert "Staging is on 5433" not in populated.ok("context").out
     assert "supersedes" in json.dumps(populated.ok("show", "5", "--json").json())
     bad = populated.run("add", "x", "--supersedes", "99")
