@@ -100,6 +100,6 @@ def export_public(output: str | None, force: bool, as_json: bool) -> None:
         return
     if target is not None and target.path is not None:
         target.write(f"{info['key']}\n".encode("ascii"))
-        click.echo(f"wrote {output}")
+        click.echo(f"wrote {output}", err=True)  # stdout carries data; -o puts it in FILE
     else:
         click.echo(info["key"])

@@ -294,8 +294,10 @@ def test_keys_show_and_export(raw: Cli, tmp_path: Path) -> None:
     assert pub in raw.ok("keys", "show").out
     assert pub == raw.ok("keys", "export-public").out.strip()
     out = tmp_path / "agent.pub"
-    raw.ok("keys", "export-public", "-o", str(out))
+    written = raw.ok("keys", "export-public", "-o", str(out))
     assert pub + "\n" == out.read_text()
+    # as prove -o does (issue 26): the note on stderr, stdout empty for what reads it
+    assert ("", f"wrote {out}") == (written.out, written.err.strip())
     exported = raw.ok("keys", "export-public", "--json").json()
     assert {"key": pub, "chain_id": info["chain_id"]} == exported
     assert 1 == len(raw.secrets)
