@@ -438,8 +438,9 @@ def _index_info(root: Any) -> dict[str, Any]:
 def redact(seq: int, reason: str, as_json: bool) -> None:
     """Withdraw the content of entry SEQ; the chain still verifies.
 
-    A redaction entry is appended, then the content blob is deleted unless
-    another live entry shares it. Committed-tier content cannot be redacted.
+    A redaction entry is appended, then the content's record in its pack is
+    erased (zeroed in place) unless another live entry shares it.
+    Committed-tier content cannot be redacted.
 
     \b
     Example:
@@ -464,12 +465,12 @@ def redact(seq: int, reason: str, as_json: bool) -> None:
         return
     done = "finished an earlier redaction of" if r.entry is None else "redacted"
     blob = (
-        "blob deleted"
+        "its content erased from its pack"
         if r.blob_removed
         else (
-            "blob kept: another entry holds the same content"
+            "its content kept: another entry holds the same content"
             if r.blob_shared
-            else "blob was absent"
+            else "its content was already gone"
         )
     )
     click.echo(f"{done} seq {r.target}; {blob}")

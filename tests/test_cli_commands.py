@@ -279,6 +279,13 @@ def test_redact_keeps_a_shared_blob(raw: Cli) -> None:
     assert 0 == raw.run("verify").code
 
 
+def test_redact_says_what_happened_to_the_content(raw: Cli) -> None:
+    """Issue 26: it said "blob deleted" though content lives in packs."""
+    raw.ok("add", "a line to withdraw")
+    out = raw.ok("redact", "1", "--reason", "wrong").out
+    assert out.strip() == "redacted seq 1; its content erased from its pack"
+
+
 # -- keys ---------------------------------------------------------------------
 
 
