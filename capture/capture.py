@@ -321,7 +321,11 @@ def remember_prompt(
         return report
     short = (session or "")[:8]
     turn = Turn("user", prompt, f"{short}/prompt" if short else "prompt", 0, session)
-    detections = [d for d in Detector().run([turn]) if d.category == "remember"]
+    detector = Detector()
+    detections = [d for d in detector.run([turn]) if d.category == "remember"]
+    if detector.counts["secret"]:
+        # the prompt holds a secret: nothing of it is kept, and the hook says so (issue 26)
+        report.skipped["secret"] = detector.counts["secret"]
     if not detections:
         return report
     recent = _recent(daily_scope, now)

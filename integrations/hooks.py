@@ -194,6 +194,7 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
     memory = _memory(data_dir, payload)
     notes: list[str] = []
     seen: set[str] = set()
+    refused = ""
     with memory:
         if MAY_REMEMBER.search(prompt):  # the detector is imported only for these
             from memory_chain.capture.capture import remember_prompt
@@ -207,6 +208,13 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
             for o in report.remembered:
                 notes.append(f"- Kept in {o['scope']} MEMORY.md ({o['action']}): {o['text']}")
                 seen.add(_plain(o["text"]))
+            if report.skipped.get("secret"):
+                refused = (
+                    "memory-chain did not keep what you were asked to remember: the prompt "
+                    "looks like it holds a secret (a password, key or token), and nothing that "
+                    "holds one is written. Ask where the secret is kept instead, and remember "
+                    "that."
+                )
         hits: list[dict[str, Any]] = []
         query = _content_words(prompt)
         left = PROMPT_BUDGET
@@ -225,7 +233,7 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
                 hits.append(h)
                 if len(hits) == PROMPT_LIMIT:
                     break
-    parts: list[str] = []
+    parts: list[str] = [refused] if refused else []
     if notes:
         parts.append("memory-chain kept what you were asked to remember:\n" + "\n".join(notes))
     if hits:

@@ -139,6 +139,19 @@ def test_prompt_remember_this_is_kept_at_once(agent: Cli) -> None:
     assert 1 == again.count("The staging server is staging.example.org")
 
 
+def test_prompt_says_when_it_refused_to_keep_a_secret(agent: Cli) -> None:
+    """Issue 26: the hook said nothing when "remember ..." held a secret."""
+    prompt = "Remember that the staging database password is Tr0ub4dor&3x, thanks"
+    payload = _payload("UserPromptSubmit-1.json", prompt=prompt, cwd="/nonexistent")
+    before = (agent.root / "workspace" / "MEMORY.md").read_bytes()
+    result, _ = _hook(agent, "UserPromptSubmit", payload)
+    assert 0 == result.code
+    text = _context(result, "UserPromptSubmit")
+    assert "did not keep what you were asked to remember" in text
+    assert "Tr0ub4dor" not in text and "Tr0ub4dor" not in result.err
+    assert before == (agent.root / "workspace" / "MEMORY.md").read_bytes()
+
+
 def test_prompt_adds_relevant_memories_but_never_untrusted_ones(agent: Cli) -> None:
     prompt = "Which package manager do we use, and what about the deploy key?"
     result, _ = _hook(agent, "UserPromptSubmit", _payload("UserPromptSubmit-2.json", prompt=prompt))
