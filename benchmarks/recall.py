@@ -6,7 +6,7 @@ Each conversation of tests/corpora/recall_gen.py becomes a chain of its own:
 every turn one memory (``<speaker>: <text>``, its session in ``meta``),
 added in one batch. Each question is then asked of the chain's index with
 ``index.query.search`` (the ranking of ``memory-chain search``, limit 10,
-no access recorded), and, in the same run, of raw SQLite FTS5 bm25 over
+access recorded as the CLI records it), and, in the same run, of raw SQLite FTS5 bm25 over
 the same texts (the ``unicode61`` tokenizer, every word of the question
 ORed): the baseline the issue measures against.
 

@@ -369,8 +369,8 @@ _CONTRAST: Final = re.compile(
 )
 _REASON: Final = re.compile(r",?\s+(?:so|because|since|as|weil|car|porque|pois)\s+\w", re.I)
 _FIX_START: Final = re.compile(
-    r"^(?!no (?:worries|problem|thanks|rush)\b)(?:no|nope|nah|nein|non|wrong|not|again|"
-    r"actually|stop|that'?s (?:not|wrong)|i said|i told you|hm+,? no|no no|incorrect)\b",
+    r"^(?:no|nope|nah|nein|non|wrong|not|again|actually|stop|that'?s (?:not|wrong)|"
+    r"i said|i told you|hm+,? no|no no|incorrect)\b",  # courtesy ("no worries") is gone by now
     re.I,
 )
 _COMMAND: Final = re.compile(
