@@ -16,6 +16,9 @@ data, interleaved with the measurement:
   table also gives the figure with the counts written at every call) vs the
   raw ``bm25`` top-20 query on the same memories_fts table with the same
   MATCH expression, per query class;
+- vectors (``--only vectors``; the semantic extra): search with vectors vs
+  lexical search on the same index, interleaved, and the model's cost per
+  text vs ``add_batch``'s per entry (see bench_vectors);
 - incremental sync: ``Index.sync()`` after ``add_batch`` of 100 entries on the
   big index (absolute target, 50 ms);
 - context: ``memory-chain context`` as a fresh process on the big index
@@ -246,6 +249,83 @@ def bench_search(work: Path, reps: int, entries: int) -> dict[str, Any]:
     return out
 
 
+# -- 2b. search with vectors (the semantic extra) --------------------------------------
+
+
+def bench_vectors(work: Path, reps: int, entries: int) -> dict[str, Any]:
+    """Search with vectors against lexical search, on the same index, interleaved.
+
+    Every memory gets a random unit vector (float16, as stored): embedding
+    100k texts takes about 25 minutes on two cores, and the cost of a search
+    does not depend on the values (one matrix product over all of them). The
+    query is embedded by the real model at each search, as in use. Also
+    measured: the model's cost per text in batches of 32 against
+    ``Ledger.add_batch``'s cost per entry, on 512 of the corpus's texts.
+    """
+    import numpy as np
+
+    from memory_chain.index import vectors
+
+    out: dict[str, Any] = {}
+    rng = np.random.default_rng(25)
+    with Index.open(work) as index:
+        hashes = [r[0] for r in index.conn.execute("SELECT content_hash FROM memories")]
+        vecs = rng.standard_normal((len(hashes), vectors.DIM)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        index.conn.execute("BEGIN")
+        index.conn.executemany(
+            "INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
+            [
+                (vectors.MODEL, h, v.astype(np.float16).tobytes())
+                for h, v in zip(hashes, vecs, strict=True)
+            ],
+        )
+        index.conn.execute("COMMIT")
+        index.catch_up = None
+        t0 = perf()
+        index.semantic = True
+        search(index, "warm up the model and the matrix", record=False)
+        out["first_search_s"] = perf() - t0
+        for cls, qs in queries(entries).items():
+            lexical: list[float] = []
+            fused: list[float] = []
+            for q in qs:
+                for _ in range(reps):
+                    index.semantic = False
+                    t0 = perf()
+                    search(index, q, record=False)
+                    t1 = perf()
+                    index.semantic = True
+                    index.query_vector = None  # each search embeds its query
+                    search(index, q, record=False)
+                    t2 = perf()
+                    lexical.append((t1 - t0) * 1e3)
+                    fused.append((t2 - t1) * 1e3)
+            out[cls] = {
+                "lexical_p50": pct(lexical, 50),
+                "p50": pct(fused, 50),
+                "p99": pct(fused, 99),
+            }
+        texts = [r[0] for r in index.conn.execute("SELECT content FROM memories LIMIT 512")]
+    model = vectors.get_embedder()
+    model.passages(texts[:32])  # warm
+    t0 = perf()
+    for i in range(0, len(texts), vectors.BATCH):
+        model.passages(texts[i : i + vectors.BATCH])
+    out["embed_ms_per_text"] = (perf() - t0) * 1e3 / len(texts)
+    tmp = Path(tempfile.mkdtemp(prefix="memory-chain-add-"))
+    try:
+        led = Ledger.init(tmp / "c", name="bench")
+        items = [NewEntry(content=t.encode(), type="memory", source="auto") for t in texts]
+        t0 = perf()
+        led.add_batch(items)
+        out["add_ms_per_entry"] = (perf() - t0) * 1e3 / len(items)
+        led.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 # -- 3. incremental sync ------------------------------------------------------------
 
 
@@ -466,11 +546,13 @@ def main(argv: list[str] | None = None) -> int:
         steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
             ("rebuild", lambda: bench_rebuild(work, tmp, 2 if args.quick else 3)),
             ("search", lambda: bench_search(work, 5, entries)),
+            ("vectors", lambda: bench_vectors(work, 3, entries)),
             ("sync", lambda: bench_sync(work, 6 if args.quick else 10)),
             ("context", lambda: bench_context(work, *((5, 1) if args.quick else (15, 3)))),
         ]
         for name, fn in steps:
-            if name in only or (name == "rebuild" and only & {"search", "sync", "context"}):
+            needs_index = only & {"search", "vectors", "sync", "context"}
+            if name in only or (name == "rebuild" and needs_index):
                 log(f"{name} ...")
                 results[name] = fn()
     finally:

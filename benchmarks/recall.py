@@ -1,21 +1,24 @@
 """Recall benchmark (issue 25): does search find the turn that answers a question?
 
-    python benchmarks/recall.py [--part tune|held-out|both] [--misses]
+    python benchmarks/recall.py [--part tune|held-out|both] [--semantic] [--misses]
+    python benchmarks/recall.py --tune
 
 Each conversation of tests/corpora/recall_gen.py becomes a chain of its own:
 every turn one memory (``<speaker>: <text>``, its session in ``meta``),
 added in one batch. Each question is then asked of the chain's index with
-``index.query.search`` (the ranking of ``memory-chain search``, limit 10,
-access recorded as the CLI records it), and, in the same run, of raw SQLite FTS5 bm25 over
-the same texts (the ``unicode61`` tokenizer, every word of the question
-ORed): the baseline the issue measures against.
+``index.query.search`` (the ranking of ``memory-chain search``, limit 10),
+lexically and, with ``--semantic``, with vectors (the semantic extra; every
+turn embedded first). Access is not recorded: one question's hits must not
+rank the next. In the same run the same questions go to raw SQLite FTS5
+bm25 over the same texts (the ``unicode61`` tokenizer, every word of the
+question ORed): the baseline the issue measures against.
 
 Reported per question kind and overall, for each part: turn recall@10 (the
 share of a question's evidence turns among the first 10 results, averaged)
 and session recall@5 (the share of its evidence sessions among the
 sessions of the first 5). The tune part is what the ranking may be tuned
-on; the held-out part (other people, places and question forms) is the
-report.
+on (``--tune`` grid-searches the fusion constants of index/query.py on it);
+the held-out part (other people, places and question forms) is the report.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sqlite3
 import sys
 import tempfile
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,6 +40,7 @@ from recall_gen import KINDS, Conversation, conversations  # noqa: E402
 
 from memory_chain.chain.format.newentry import NewEntry  # noqa: E402
 from memory_chain.chain.store.ledger import Ledger  # noqa: E402
+from memory_chain.index import query  # noqa: E402
 from memory_chain.index.db import Index  # noqa: E402
 from memory_chain.index.query import search  # noqa: E402
 
@@ -88,70 +93,147 @@ def raw_search(db: sqlite3.Connection, question: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def run(part: str, misses: bool = False) -> tuple[Tally, Tally]:
-    ours, raw = Tally(), Tally()
+@dataclass
+class Built:
+    """One conversation's chain, indexed (and embedded, with vectors)."""
+
+    conv: Conversation
+    root: Path
+    by_seq: dict[int, str]
+    session_of: dict[str, str]
+
+
+def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Built]:
+    out = []
+    for n, conv in enumerate(conversations(part, count)):
+        root = tmp / f"{part}{n}"
+        led = Ledger.init(root, name=conv.name)
+        entries = [
+            NewEntry(
+                content=t.memory.encode(),
+                type="memory",
+                tier="relationship",
+                source="auto",
+                meta={"session": t.session, "turn": t.id, "date": t.day.isoformat()},
+            )
+            for t in conv.turns
+        ]
+        appended = led.add_batch(entries)
+        led.close()
+        with Index.open(root) as index:
+            if semantic:
+                index.semantic = True
+                index.embed()
+        by_seq = {a.seq: t.id for a, t in zip(appended, conv.turns, strict=True)}
+        session_of = {t.id: t.session for t in conv.turns}
+        out.append(Built(conv, root, by_seq, session_of))
+    return out
+
+
+def ask(built: list[Built], *, semantic: bool, misses: bool = False) -> Tally:
+    """Each question of each conversation, asked of its index: recall per kind."""
+    tally = Tally()
+    for b in built:
+        with Index.open(b.root) as index:
+            index.semantic = semantic
+            index.catch_up = None
+            for q in b.conv.questions:
+                hits = search(index, q.text, limit=10, record=False)
+                found = [b.by_seq[h.seq] for h in hits if h.seq in b.by_seq]
+                tally.add(q.kind, *_recalls(found, q.evidence, b.session_of))
+                if misses and not set(found[:10]) & set(q.evidence):
+                    print(f"MISS {q.kind:11} {q.text}")
+    return tally
+
+
+def run(part: str, *, semantic: bool = False, count: int = 60) -> tuple[Tally, Tally]:
+    """(ours, raw bm25) for the first ``count`` conversations of one part: lexical, or
+    with vectors."""
     tmp = Path(tempfile.mkdtemp(prefix="mc-recall-"))
     try:
-        for n, conv in enumerate(conversations(part)):
-            root = tmp / f"c{n}"
-            led = Ledger.init(root, name=conv.name)
-            entries = [
-                NewEntry(
-                    content=t.memory.encode(),
-                    type="memory",
-                    tier="relationship",
-                    source="auto",
-                    meta={"session": t.session, "turn": t.id, "date": t.day.isoformat()},
-                )
-                for t in conv.turns
-            ]
-            appended = led.add_batch(entries)
-            led.close()
-            by_seq = {a.seq: t.id for a, t in zip(appended, conv.turns, strict=True)}
-            session_of = {t.id: t.session for t in conv.turns}
-            db = raw_bm25(conv)
-            with Index.open(root) as index:
-                for q in conv.questions:
-                    hits = search(index, q.text, limit=10, record=True)
-                    found = [by_seq[h.seq] for h in hits if h.seq in by_seq]
-                    ours.add(q.kind, *_recalls(found, q.evidence, session_of))
-                    base = raw_search(db, q.text)
-                    raw.add(q.kind, *_recalls(base, q.evidence, session_of))
-                    if misses and not set(found[:10]) & set(q.evidence):
-                        print(f"MISS {q.kind:11} {q.text}")
-            db.close()
+        built = build(part, tmp, semantic=semantic, count=count)
+        return ask(built, semantic=semantic), ask_raw(built)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ours, raw
 
 
-def table(part: str, ours: Tally, raw: Tally) -> str:
-    rows = [
-        f"{part}: memory-chain search against raw FTS5 bm25, same texts, same run",
+def ask_raw(built: list[Built]) -> Tally:
+    tally = Tally()
+    for b in built:
+        db = raw_bm25(b.conv)
+        for q in b.conv.questions:
+            base = raw_search(db, q.text)
+            tally.add(q.kind, *_recalls(base, q.evidence, b.session_of))
+        db.close()
+    return tally
+
+
+def tune(built: list[Built]) -> None:
+    """Grid search of the fusion constants on ``built`` (the tune part only)."""
+    results = []
+    for share in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        for span in (0.05, 0.08, 0.1, 0.15, 0.2):
+            query.SEMANTIC_SHARE, query.COS_SPAN = share, span
+            _, turn, session = ask(built, semantic=True).row("all")
+            results.append((turn + session, share, span, turn, session))
+            print(f"share {share:.2f} span {span:.2f}: turn {turn:.3f} session {session:.3f}")
+    best = max(results)
+    print(f"best: SEMANTIC_SHARE = {best[1]}, COS_SPAN = {best[2]}")
+
+
+def table(part: str, rows: dict[str, Tally]) -> str:
+    names = list(rows)
+    head = (
+        " | ".join(f"turn@10 {n}" for n in names)
+        + " | "
+        + " | ".join(f"session@5 {n}" for n in names)
+    )
+    out = [
+        f"{part}: turn recall@10 and session recall@5, same texts, same run",
         "",
-        "| kind | questions | turn recall@10 | raw bm25 | session recall@5 | raw bm25 |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"| kind | questions | {head} |",
+        "|---|---:|" + "---:|" * (2 * len(names)),
     ]
     for kind in (*KINDS, "all"):
-        n, t, s = ours.row(kind)
-        _, rt, rs = raw.row(kind)
-        bold = "**" if kind == "all" else ""
-        rows.append(
-            f"| {kind} | {n} | {bold}{t:.3f}{bold} | {rt:.3f} | {bold}{s:.3f}{bold} | {rs:.3f} |"
-        )
-    return "\n".join(rows)
+        n = rows[names[0]].row(kind)[0]
+        turns = [f"{rows[k].row(kind)[1]:.3f}" for k in names]
+        sessions = [f"{rows[k].row(kind)[2]:.3f}" for k in names]
+        out.append(f"| {kind} | {n} | " + " | ".join(turns + sessions) + " |")
+    return "\n".join(out)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--part", choices=["tune", "held-out", "both"], default="both")
     p.add_argument("--misses", action="store_true")
+    p.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also rank with vectors (the semantic extra; embeds every turn, ~1.5 min a part)",
+    )
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="grid-search the fusion constants on the tune part (implies --semantic)",
+    )
     args = p.parse_args()
-    parts = ["tune", "held-out"] if args.part == "both" else [args.part]
-    for part in parts:
-        ours, raw = run(part, args.misses)
-        print(table(part, ours, raw))
-        print()
+    tmp = Path(tempfile.mkdtemp(prefix="mc-recall-"))
+    try:
+        if args.tune:
+            tune(build("tune", tmp, semantic=True))
+            return
+        parts = ["tune", "held-out"] if args.part == "both" else [args.part]
+        for part in parts:
+            built = build(part, tmp, semantic=args.semantic)
+            rows = {"raw bm25": ask_raw(built), "lexical": ask(built, semantic=False)}
+            if args.semantic:
+                rows["semantic"] = ask(built, semantic=True, misses=args.misses)
+            elif args.misses:
+                ask(built, semantic=False, misses=True)
+            print(table(part, rows))
+            print()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

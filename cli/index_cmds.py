@@ -268,7 +268,9 @@ def reindex(as_json: bool) -> None:
     """Rebuild memory.db from the chain (usage and archive state are kept).
 
     The index is a cache: this is always safe, and deleting memory.db loses
-    only usage statistics and GC decisions.
+    only usage statistics and GC decisions. With the semantic extra, the
+    memories and workspace entries without a vector are embedded (a
+    progress bar on a terminal); vectors already computed are kept.
 
     \b
     Example:
@@ -282,13 +284,19 @@ def reindex(as_json: bool) -> None:
     with Index.open(data_dir(), sync_now=False) as index:
         result = index.rebuild()
         counts = index.counts()
+        embedded = index.embed()  # semantic recall: what has no vector yet (kept ones stay)
+        semantic = index.semantic
     info = {"entries": result.added, **counts, "seconds": round(time.perf_counter() - t0, 3)}
+    if semantic:
+        info["embedded"] = embedded
     if as_json:
         emit_json(info)
         return
+    vectors = f"; embedded {embedded:,} texts for semantic recall" if semantic else ""
     click.echo(
         f"rebuilt the index from {result.added:,} entries in {info['seconds']} s: "
         + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + vectors
     )
 
 

@@ -21,6 +21,7 @@ from urllib.parse import quote
 from memory_chain.chain.format.config import Config, Layout
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 
+from . import vectors
 from .schema import DB_NAME, connect, migrate
 from .settings import Settings, settings_from_config
 from .sync import IndexWarning, State, SyncResult, read_state, rebuild, sync, write_transaction
@@ -35,6 +36,9 @@ Clock = Callable[[], int]
 FLUSH_SECONDS = 1.0
 #: ... and whenever this many memories have pending counts.
 FLUSH_ITEMS = 256
+#: A search embeds at most this many texts that have no vector yet (newest first);
+#: `reindex` and `index sync` embed them all.
+CATCH_UP = 256
 
 
 def system_clock() -> int:
@@ -79,6 +83,12 @@ class Index:
         self._pending: dict[int, tuple[int, int]] = {}  # seq -> (accesses, last one)
         self._flushed_at = time.monotonic()
         self.chainless = False  # a data directory without a chain yet (without_chain)
+        #: Whether recall uses vectors (index/vectors.py), and how many missing ones a
+        #: search may embed first (a hook lowers it: it must answer quickly).
+        self.semantic = vectors.enabled(settings.semantic)
+        self.catch_up: int | None = CATCH_UP
+        self.vector_cache = vectors.Cache()
+        self.query_vector: tuple[str, Any] | None = None  # the last query and its vector
 
     @classmethod
     def open(
@@ -184,8 +194,20 @@ class Index:
         """Rebuild from chain.jsonl; usage and GC state are kept by entry hash."""
         self.flush()
         self.last_sync = rebuild(self.conn, self.layout, now=self.now())
+        vectors.prune(self.conn)
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return self.last_sync
+
+    def embed(self, *, limit: int | None = None) -> int:
+        """Embed up to ``limit`` indexed texts that have no vector yet (all with None), when
+        recall is semantic; return how many (index/vectors.py)."""
+        if not self.semantic:
+            return 0
+        return vectors.embed_missing(self.conn, vectors.get_embedder(), limit=limit)
+
+    def missing_vectors(self) -> int:
+        """How many indexed texts have no vector yet (0 when recall is lexical)."""
+        return vectors.missing_count(self.conn) if self.semantic else 0
 
     def state(self) -> State:
         return read_state(self.conn) or State()

@@ -321,6 +321,61 @@ def matches(
     return [(r[:16], r[16]) for r in rows if r[17]], len(rows)
 
 
+#: Semantic recall (index/vectors.py, when on): the memories nearest the query by cosine
+#: join the candidates, and the text part of the score becomes
+#: ``(1 - SEMANTIC_SHARE) * bm25 part + SEMANTIC_SHARE * cosine part``, the cosine part
+#: being ``(cos - (best cos - COS_SPAN)) / COS_SPAN``, at least 0: the nearest memory gets
+#: 1, one COS_SPAN further or more gets 0 (and, without a word of the query, is left out).
+#: Both tuned on the tune part of benchmarks/recall.py (``--tune``), never on held-out.
+SEMANTIC_SHARE: float = 0.7
+COS_SPAN: float = 0.05
+#: At least this many nearest memories are looked at.
+VEC_POOL: Final = 50
+
+
+def semantic_parts(index: Index, query: str, k: int, *, what: str = "memories") -> dict[int, float]:
+    """id -> cosine part (0..1) of the ``k`` rows nearest ``query`` (memory seqs, or
+    workspace entry ids with ``what="entries"``); {} when recall is lexical.
+
+    Texts not yet embedded are embedded first, up to ``index.catch_up`` of them.
+    """
+    if not index.semantic:
+        return {}
+    from . import vectors
+
+    if index.catch_up:
+        index.embed(limit=index.catch_up)
+    cached = index.query_vector
+    if cached is None or cached[0] != query:
+        cached = index.query_vector = (query, vectors.get_embedder().query(query))
+    near = vectors.nearest(index.conn, index.vector_cache, cached[1], k, what=what)
+    if not near:
+        return {}
+    floor = near[0][1] - COS_SPAN
+    return {i: (c - floor) / COS_SPAN for i, c in near if c > floor}
+
+
+def fuse(lexical: float, cosine: float | None) -> float:
+    """The text part of a candidate from its bm25 part and, with vectors, its cosine part."""
+    if cosine is None:
+        return lexical
+    return (1.0 - SEMANTIC_SHARE) * lexical + SEMANTIC_SHARE * cosine
+
+
+def _rows_by_seq(
+    index: Index, seqs: list[int], where: str, params: dict[str, Any]
+) -> list[tuple[Any, ...]]:
+    """The rows of _COLUMNS of these memories that pass ``where``."""
+    if not seqs:
+        return []
+    # ``where`` takes named parameters, which cannot mix with "?": the seqs are integers
+    listed = ", ".join(str(int(s)) for s in seqs)
+    rows = index.conn.execute(
+        f"SELECT {_COLUMNS}, {where} FROM memories m WHERE m.seq IN ({listed})", params
+    ).fetchall()
+    return [r[:16] for r in rows if r[16]]
+
+
 def search(
     index: Index,
     query: str,
@@ -382,6 +437,13 @@ def search(
                 seq: max(parts.get(seq, 0.0), LINK_WEIGHT * second.get(seq, 0.0)) for seq in rows
             }
             found = [(row, 0.0) for row in rows.values()]
+        near = semantic_parts(index, query, max(VEC_POOL, pool))
+        if near:
+            rows = {row[0]: row for row, _ in found}
+            for row in _rows_by_seq(index, [s for s in near if s not in rows], where, params):
+                rows[row[0]] = row
+            found = [(row, 0.0) for row in rows.values()]
+            parts = {seq: fuse(parts.get(seq, 0.0), near.get(seq, 0.0)) for seq in rows}
         hits = [
             score_row(row, parts[row[0]], now=now, max_access=top_access, weights=w)
             for row, _ in found

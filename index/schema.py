@@ -160,6 +160,16 @@ def _provenance(db: Database) -> None:
     db.execute("DELETE FROM ws_files")
 
 
+def _vectors(db: Database) -> None:
+    """Embeddings for semantic recall (index/vectors.py): one per model and text, keyed by
+    the memory's content hash or ``ws:`` + BLAKE3 of a workspace entry's text."""
+    db.execute(
+        "CREATE TABLE vectors (model TEXT NOT NULL, key TEXT NOT NULL, vec BLOB NOT NULL, "
+        "PRIMARY KEY (model, key)) WITHOUT ROWID"
+    )
+    db.execute("CREATE INDEX vectors_key ON vectors (key)")
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -170,6 +180,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0005_supersedes", _supersedes),
     ("0006_workspace", _workspace),
     ("0007_provenance", _provenance),
+    ("0008_vectors", _vectors),
 )
 
 

@@ -3,7 +3,7 @@
 config.json may carry an ``"index"`` object (unknown members of config.json
 survive rewrites), for example::
 
-    "index": {"weights": [0.4, 0.3, 0.2, 0.1], "ephemeral_ttl_hours": 24}
+    "index": {"weights": [0.4, 0.3, 0.2, 0.1], "ephemeral_ttl_hours": 24, "semantic": true}
 
 Command-line options override it.
 """
@@ -42,6 +42,9 @@ DEFAULT_WEIGHTS: Final = Weights()
 class Settings:
     weights: Weights = DEFAULT_WEIGHTS
     ephemeral_ttl_hours: float = 24.0
+    #: config.json "index.semantic": False turns vector recall off, True or absent uses it
+    #: whenever the semantic extra is installed (index/vectors.py).
+    semantic: bool | None = None
 
     @property
     def ephemeral_ttl_us(self) -> int:
@@ -103,4 +106,7 @@ def settings_from_config(data: dict[str, Any]) -> Settings:
         ttl = check_ttl(ttl, "config.json index.ephemeral_ttl_hours")
     except TypeError:
         raise OperationalError("config.json: index.weights must be a list of 4 numbers") from None
-    return Settings(weights, ttl)
+    semantic = raw.get("semantic")
+    if semantic is not None and not isinstance(semantic, bool):
+        raise OperationalError("config.json: index.semantic must be true or false")
+    return Settings(weights, ttl, semantic)

@@ -422,6 +422,12 @@ def _apply(
             (by, target),
         )
         purged += 1
+    if redactions:
+        # a vector says what its text was about: it goes with the text (index/vectors.py)
+        conn.executemany(
+            "DELETE FROM vectors WHERE key IN (SELECT content_hash FROM memories WHERE seq = ?)",
+            [(target,) for target, _ in redactions],
+        )
     if purged and not bulk:
         # FTS5 keeps a deleted row's terms in old segments until they merge:
         # merge them now, so no trace of redacted text stays (secure_delete

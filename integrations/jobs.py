@@ -139,6 +139,13 @@ def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
     summary["decay"] = {
         scope.name: len(decay(scope).changed) for scope in memory.workspace.in_order()
     }
+    if memory.has_chain and memory.index.semantic:  # vectors for semantic recall (issue 25)
+        from memory_chain.index.vectors import prune
+        from memory_chain.workspace.indexing import sync_workspace
+
+        index = memory.index
+        sync_workspace(index.conn, memory.workspace)
+        summary["vectors"] = {"pruned": prune(index.conn), "embedded": index.embed()}
     if anchor is not None and verified["ok"]:
         waiting = _committed_since_anchor(memory, anchor)
         summary["anchor"] = {"network": anchor, "committed_since_last": waiting}

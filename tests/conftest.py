@@ -47,6 +47,9 @@ def _isolated_env(
         if name.startswith(_AMBIENT_PREFIXES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Recall is lexical unless a test asks for vectors (tests/test_vectors.py): the
+    # semantic extra is installed in CI, and its scores would move every ranking test.
+    monkeypatch.setenv("MEMORY_CHAIN_SEMANTIC", "0")
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))  # beside tmp_path, not in it
     yield
 

