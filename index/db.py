@@ -38,7 +38,7 @@ FLUSH_SECONDS = 1.0
 FLUSH_ITEMS = 256
 #: A search embeds at most this many texts that have no vector yet (newest first);
 #: `reindex` and `index sync` embed them all.
-CATCH_UP = 256
+CATCH_UP = 64
 
 
 def system_clock() -> int:
