@@ -17,7 +17,8 @@ Reported per question kind and overall, for each part: turn recall@10 (the
 share of a question's evidence turns among the first 10 results, averaged)
 and session recall@5 (the share of its evidence sessions among the
 sessions of the first 5). The tune part is what the ranking may be tuned
-on (``--tune`` grid-searches the fusion constants of index/query.py on it);
+on (``--tune`` grid-searches the time weight and the fusion constants of
+index/query.py on it);
 the held-out part (other people, places and question forms) is the report.
 """
 
@@ -169,15 +170,24 @@ def ask_raw(built: list[Built]) -> Tally:
 
 
 def tune(built: list[Built]) -> None:
-    """Grid search of the fusion constants on ``built`` (the tune part only)."""
+    """Grid searches on ``built`` (the tune part only): the time weight lexically, then the
+    fusion constants with vectors."""
     results = []
+    for weight in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
+        query.TIME_WEIGHT = weight
+        _, turn, session = ask(built, semantic=False).row("all")
+        results.append((turn + session, weight))
+        print(f"time weight {weight:.1f}: turn {turn:.3f} session {session:.3f}")
+    query.TIME_WEIGHT = max(results)[1]
+    print(f"best: TIME_WEIGHT = {query.TIME_WEIGHT}")
+    fused = []
     for share in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
         for span in (0.05, 0.08, 0.1, 0.15, 0.2):
             query.SEMANTIC_SHARE, query.COS_SPAN = share, span
             _, turn, session = ask(built, semantic=True).row("all")
-            results.append((turn + session, share, span, turn, session))
+            fused.append((turn + session, share, span))
             print(f"share {share:.2f} span {span:.2f}: turn {turn:.3f} session {session:.3f}")
-    best = max(results)
+    best = max(fused)
     print(f"best: SEMANTIC_SHARE = {best[1]}, COS_SPAN = {best[2]}")
 
 

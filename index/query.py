@@ -362,6 +362,44 @@ def fuse(lexical: float, cosine: float | None) -> float:
     return (1.0 - SEMANTIC_SHARE) * lexical + SEMANTIC_SHARE * cosine
 
 
+#: Time (issue 25, index/timeref.py): when a query names days ("on May 2, 2023", "last
+#: week"), a memory gains TIME_WEIGHT x its time part in its text part: 1 when the days
+#: its text speaks of lie within those asked, 0.5 when they only overlap them or when it
+#: was said on one of them, else 0. Memories with a time part join the candidates.
+#: Tuned on the tune part of benchmarks/recall.py (``--tune``), never on held-out.
+TIME_WEIGHT: float = 2.0
+
+
+def time_parts(
+    index: Index, query: str, pool: int, where: str, params: dict[str, Any]
+) -> tuple[dict[int, float], list[tuple[Any, ...]]]:
+    """seq -> time part of the memories that speak of (or were said on) the days ``query``
+    asks about, and the rows of _COLUMNS of the ``pool`` newest of them; ({}, []) when the
+    query names no day."""
+    from datetime import UTC, datetime
+
+    from .timeref import asked_about
+
+    today = datetime.fromtimestamp(index.now() / 1_000_000, UTC).date()
+    asked = asked_about(query, today)
+    if asked is None:
+        return {}, []
+    lo, hi = asked[0].isoformat(), asked[1].isoformat()
+    found = index.conn.execute(
+        "SELECT seq, about_from, about_to, said FROM memories "
+        "WHERE (about_from <= :hi AND about_to >= :lo) OR (said BETWEEN :lo AND :hi) "
+        "ORDER BY seq DESC LIMIT :pool",
+        {"lo": lo, "hi": hi, "pool": pool},
+    ).fetchall()
+    parts: dict[int, float] = {}
+    for seq, a, b, said in found:
+        if a is not None and a <= hi and b >= lo:
+            parts[seq] = 1.0 if lo <= a and b <= hi else 0.5
+        elif said is not None and lo <= said <= hi:
+            parts[seq] = 0.5
+    return parts, _rows_by_seq(index, list(parts), where, params)
+
+
 def _rows_by_seq(
     index: Index, seqs: list[int], where: str, params: dict[str, Any]
 ) -> list[tuple[Any, ...]]:
@@ -421,6 +459,7 @@ def search(
     params["cutoff"] = index.cutoff(now)
     top_access = index.max_access()
     pool = max(20, 2 * want)
+    when: tuple[dict[int, float], list[tuple[Any, ...]]] | None = None
     while True:
         found, seen = matches(index, match, pool, where, params)
         parts = _normalised(found)
@@ -444,6 +483,14 @@ def search(
                 rows[row[0]] = row
             found = [(row, 0.0) for row in rows.values()]
             parts = {seq: fuse(parts.get(seq, 0.0), near.get(seq, 0.0)) for seq in rows}
+        if when is None:
+            when = time_parts(index, query, max(VEC_POOL, pool), where, params)
+        if when[0]:
+            rows = {row[0]: row for row, _ in found}
+            for row in when[1]:
+                rows.setdefault(row[0], row)
+            found = [(row, 0.0) for row in rows.values()]
+            parts = {s: parts.get(s, 0.0) + TIME_WEIGHT * when[0].get(s, 0.0) for s in rows}
         hits = [
             score_row(row, parts[row[0]], now=now, max_access=top_access, weights=w)
             for row, _ in found

@@ -170,6 +170,17 @@ def _vectors(db: Database) -> None:
     db.execute("CREATE INDEX vectors_key ON vectors (key)")
 
 
+def _time(db: Database) -> None:
+    """The time a memory speaks of (index/timeref.py): the day it was said, and the days
+    its text names ("last Tuesday"), as ISO dates."""
+    db.execute("ALTER TABLE memories ADD COLUMN said TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN about_from TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN about_to TEXT")
+    db.execute("CREATE INDEX memories_about ON memories (about_from)")
+    db.execute("CREATE INDEX memories_said ON memories (said)")
+    db.execute("DELETE FROM state")  # older rows have no values: the next open rebuilds
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -181,6 +192,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0006_workspace", _workspace),
     ("0007_provenance", _provenance),
     ("0008_vectors", _vectors),
+    ("0009_time", _time),
 )
 
 

@@ -28,7 +28,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Final
 
 import orjson
@@ -39,6 +39,8 @@ from memory_chain.chain.format.config import Layout
 from memory_chain.chain.format.entry import ORIGINS
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 from memory_chain.chain.format.progress import track
+
+from .timeref import spoken_of
 
 __all__ = [
     "IndexWarning",
@@ -80,6 +82,9 @@ MEMORY_COLUMNS: Final = (
     "supersedes",
     "origin",
     "approved",
+    "said",
+    "about_from",
+    "about_to",
 )
 _INSERT_MEMORY: Final = (
     f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
@@ -87,6 +92,7 @@ _INSERT_MEMORY: Final = (
 )
 # Row tuple positions.
 _SEQ, _HASH, _CONTENT, _TOKENS, _STATUS, _REDACTED_BY, _SUPERSEDES = 0, 1, 10, 11, 13, 14, 18
+_ABOUT: Final = 22  # about_from, about_to: the last two
 
 
 _ORIGINS: Final = frozenset(ORIGINS)
@@ -102,6 +108,17 @@ def estimate_tokens(text: str) -> int:
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def said_on(date_meta: Any, created: int) -> date:
+    """The day a memory was said: ``meta.date`` when it is an ISO date (an imported
+    conversation's day), else the UTC day of its ``ts`` (``created``, µs)."""
+    if isinstance(date_meta, str) and len(date_meta) == 10:
+        try:
+            return date.fromisoformat(date_meta)
+        except ValueError:
+            pass
+    return datetime.fromtimestamp(created / 1_000_000, UTC).date()
 
 
 def ts_micros(ts: str) -> int:
@@ -273,6 +290,8 @@ class _Builder:
             supersedes = None
         origin = obj["meta"].get("origin")
         approved = obj["meta"].get("approved")
+        said = said_on(obj["meta"].get("date"), created)
+        about = None if text is None else spoken_of(text, said)
         return (
             obj["seq"],
             digest,
@@ -295,6 +314,9 @@ class _Builder:
             supersedes,
             origin if origin in _ORIGINS else None,
             approved if isinstance(approved, str) else None,
+            said.isoformat(),
+            None if about is None else about[0].isoformat(),
+            None if about is None else about[1].isoformat(),
         )
 
 
@@ -396,7 +418,9 @@ def _apply(
             row[_TOKENS + 1],
             "redacted",
             by,
-            *row[_REDACTED_BY + 1 :],
+            *row[_REDACTED_BY + 1 : _ABOUT],
+            None,  # the time its text spoke of goes with the text
+            None,
         )
     if rows:
         conn.executemany(_INSERT_MEMORY, rows)
@@ -418,7 +442,7 @@ def _apply(
             )
         conn.execute(
             "UPDATE memories SET content = NULL, tokens = 0, status = 'redacted', "
-            "redacted_by = ? WHERE seq = ?",
+            "redacted_by = ?, about_from = NULL, about_to = NULL WHERE seq = ?",
             (by, target),
         )
         purged += 1

@@ -356,10 +356,11 @@ def test_a_name_in_the_best_match_finds_what_it_links_to(data_dir: Path, clock: 
 
 
 def test_the_recall_benchmark_as_measured() -> None:
-    """benchmarks/recall.py's held-out part at the figures it gave when linked names
-    landed (turn recall@10 0.831, session recall@5 0.928; raw bm25 0.769 / 0.840): a
-    change that lowers them is a regression, one that raises them was tuned on them and
-    must say so in benchmarks/README.md."""
+    """benchmarks/recall.py's held-out part, lexical, at the figures it gave when time
+    fields landed (turn recall@10 0.869, session recall@5 0.938; raw bm25 0.586 / 0.752;
+    the questions that name a day came with them): a change that lowers them is a
+    regression, one that raises them was tuned on them and must say so in
+    benchmarks/README.md."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -368,5 +369,5 @@ def test_the_recall_benchmark_as_measured() -> None:
     ours, raw = run("held-out")
     _, turn, session = ours.row("all")
     _, raw_turn, raw_session = raw.row("all")
-    assert turn >= 0.83 and session >= 0.925
+    assert turn >= 0.865 and session >= 0.935
     assert turn > raw_turn and session > raw_session

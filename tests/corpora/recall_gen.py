@@ -187,6 +187,13 @@ QUESTIONS = {
         "adversarial": ("What did {b} name the {animal} {b} adopted?",),
     },
 }
+#: A question that names the day a fact spoke of (said as "last Tuesday" in its turn):
+#: only the time the turn speaks of, read from it, can find it (issue 25, item 3).
+DATED = {
+    "tune": "What did {a} do on {date}?",
+    "held-out": "What happened in {a}'s life on {date}?",
+}
+DATE_FORMAT = {"tune": "{m} {d}, {y}", "held-out": "{d} {m} {y}"}
 KIND_OF = {
     "pet": ("single-hop", "temporal"),
     "job": ("single-hop", "temporal"),
@@ -291,6 +298,11 @@ def conversation(rng: random.Random, part: str, name: str, a: str, b: str) -> Co
             q = template.format(a=a, b=b, **values)
             answer = when.isoformat() if kind == "temporal" and when else turn.text
             conv.questions.append(Question(kind, q, evidence, answer))
+    for fact, (turn, when) in said.items():
+        if "{rel}" in FACTS[fact] and when is not None:  # a question that names the day
+            day = DATE_FORMAT[part].format(d=when.day, m=f"{when:%B}", y=when.year)
+            q = DATED[part].format(a=a, date=day)
+            conv.questions.append(Question("temporal", q, [turn.id], turn.text))
     if "pet" in said:
         q = templates["adversarial"][0].format(a=a, b=b, **values)
         conv.questions.append(Question("adversarial", q, [said["pet"][0].id], "(never said)"))
