@@ -370,6 +370,34 @@ def fuse(lexical: float, cosine: float | None) -> float:
 TIME_WEIGHT: float = 2.0
 
 
+def read_times(index: Index) -> int:
+    """Read the time the memories a rebuild left unread speak of (index/timeref.py): only
+    those whose text FTS5 finds a word of time in; then all are marked read. Returns how
+    many hold one."""
+    from datetime import date
+
+    from .sync import write_transaction
+    from .timeref import FTS_TRIGGERS, spoken_of
+
+    conn = index.conn
+    if conn.execute("SELECT 1 FROM memories WHERE about_read = 0 LIMIT 1").fetchone() is None:
+        return 0
+    rows = conn.execute(
+        "SELECT seq, content, said FROM memories WHERE about_read = 0 AND content IS NOT NULL "
+        "AND seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)",
+        (FTS_TRIGGERS,),
+    ).fetchall()
+    found = []
+    for seq, text, said in rows:
+        days = spoken_of(text, date.fromisoformat(said))
+        if days is not None:
+            found.append((days[0].isoformat(), days[1].isoformat(), seq))
+    with write_transaction(conn):
+        conn.executemany("UPDATE memories SET about_from = ?, about_to = ? WHERE seq = ?", found)
+        conn.execute("UPDATE memories SET about_read = 1 WHERE about_read = 0")
+    return len(found)
+
+
 def time_parts(
     index: Index, query: str, pool: int, where: str, params: dict[str, Any]
 ) -> tuple[dict[int, float], list[tuple[Any, ...]]]:
@@ -384,6 +412,7 @@ def time_parts(
     asked = asked_about(query, today)
     if asked is None:
         return {}, []
+    read_times(index)
     lo, hi = asked[0].isoformat(), asked[1].isoformat()
     found = index.conn.execute(
         "SELECT seq, about_from, about_to, said FROM memories "

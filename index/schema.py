@@ -172,10 +172,12 @@ def _vectors(db: Database) -> None:
 
 def _time(db: Database) -> None:
     """The time a memory speaks of (index/timeref.py): the day it was said, and the days
-    its text names ("last Tuesday"), as ISO dates."""
+    its text names ("last Tuesday"), as ISO dates; about_read 0 while they are unread."""
     db.execute("ALTER TABLE memories ADD COLUMN said TEXT")
     db.execute("ALTER TABLE memories ADD COLUMN about_from TEXT")
     db.execute("ALTER TABLE memories ADD COLUMN about_to TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN about_read INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX memories_unread ON memories (seq) WHERE about_read = 0")
     db.execute("CREATE INDEX memories_about ON memories (about_from)")
     db.execute("CREATE INDEX memories_said ON memories (said)")
     db.execute("DELETE FROM state")  # older rows have no values: the next open rebuilds

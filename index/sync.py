@@ -85,6 +85,7 @@ MEMORY_COLUMNS: Final = (
     "said",
     "about_from",
     "about_to",
+    "about_read",
 )
 _INSERT_MEMORY: Final = (
     f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
@@ -92,7 +93,7 @@ _INSERT_MEMORY: Final = (
 )
 # Row tuple positions.
 _SEQ, _HASH, _CONTENT, _TOKENS, _STATUS, _REDACTED_BY, _SUPERSEDES = 0, 1, 10, 11, 13, 14, 18
-_ABOUT: Final = 22  # about_from, about_to: the last two
+_ABOUT: Final = 22  # about_from, about_to, about_read: the last three
 
 
 _ORIGINS: Final = frozenset(ORIGINS)
@@ -110,15 +111,15 @@ def estimate_tokens(text: str) -> int:
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def said_on(date_meta: Any, created: int) -> date:
+def said_on(date_meta: Any, day_of_ts: date) -> date:
     """The day a memory was said: ``meta.date`` when it is an ISO date (an imported
-    conversation's day), else the UTC day of its ``ts`` (``created``, µs)."""
+    conversation's day), else the UTC day of its ``ts``."""
     if isinstance(date_meta, str) and len(date_meta) == 10:
         try:
             return date.fromisoformat(date_meta)
         except ValueError:
             pass
-    return datetime.fromtimestamp(created / 1_000_000, UTC).date()
+    return day_of_ts
 
 
 def ts_micros(ts: str) -> int:
@@ -221,6 +222,10 @@ class _Builder:
         self.stopped: str | None = None
         self.purged = 0
         self._ts_cache: dict[str, int] = {}
+        self._day_cache: dict[str, date] = {}
+        #: Read the time each text speaks of now (an incremental sync: a few rows); a
+        #: rebuild leaves it to the first query that names days (index.query.read_times).
+        self.read_time = True
 
     def rows(
         self, offset: int, lines: list[bytes]
@@ -290,8 +295,11 @@ class _Builder:
             supersedes = None
         origin = obj["meta"].get("origin")
         approved = obj["meta"].get("approved")
-        said = said_on(obj["meta"].get("date"), created)
-        about = None if text is None else spoken_of(text, said)
+        said = self._day_cache.get(ts)
+        if said is None:
+            said = self._day_cache[ts] = datetime.fromtimestamp(created / 1e6, UTC).date()
+        said = said_on(obj["meta"].get("date"), said)
+        about = None if text is None or not self.read_time else spoken_of(text, said)
         return (
             obj["seq"],
             digest,
@@ -317,6 +325,7 @@ class _Builder:
             said.isoformat(),
             None if about is None else about[0].isoformat(),
             None if about is None else about[1].isoformat(),
+            int(self.read_time or text is None),
         )
 
 
@@ -421,6 +430,7 @@ def _apply(
             *row[_REDACTED_BY + 1 : _ABOUT],
             None,  # the time its text spoke of goes with the text
             None,
+            1,
         )
     if rows:
         conn.executemany(_INSERT_MEMORY, rows)
@@ -442,7 +452,8 @@ def _apply(
             )
         conn.execute(
             "UPDATE memories SET content = NULL, tokens = 0, status = 'redacted', "
-            "redacted_by = ?, about_from = NULL, about_to = NULL WHERE seq = ?",
+            "redacted_by = ?, about_from = NULL, about_to = NULL, about_read = 1 "
+            "WHERE seq = ?",
             (by, target),
         )
         purged += 1
@@ -472,6 +483,7 @@ def _read(
     """Index the lines from ``state.offset`` to ``end``: (entries read, texts purged)."""
     store = ContentStore(layout.content)
     builder = _Builder(conn, store, state)
+    builder.read_time = not bulk
     usage: dict[str, tuple[Any, ...]] = {}
     if bulk:
         usage = {

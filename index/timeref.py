@@ -26,7 +26,7 @@ import re
 from datetime import date, timedelta
 from typing import Final
 
-__all__ = ["Days", "asked_about", "spoken_of"]
+__all__ = ["FTS_TRIGGERS", "Days", "asked_about", "spoken_of"]
 
 Days = tuple[date, date]
 
@@ -81,7 +81,7 @@ _PATTERNS: Final = [
     ("m y", re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.I)),
     ("m d", re.compile(rf"\b{_MONTH} {_DAY}\b(?!:)", re.I)),
     ("d m", re.compile(rf"\b{_DAY} (?:of )?{_MONTH}\b", re.I)),
-    ("in m", re.compile(rf"\b(?:in|during|since|of|last) {_MONTH}\b", re.I)),
+    ("in m", re.compile(rf"\b(?:in|during|since|of|last) {_MONTH}(?:,? {_YEAR})?\b", re.I)),
     ("in y", re.compile(rf"\b(?:in|during|since) {_YEAR}\b", re.I)),
     ("before yesterday", re.compile(r"\bthe day before yesterday\b", re.I)),
     ("yesterday", re.compile(r"\byesterday\b", re.I)),
@@ -146,6 +146,8 @@ def _resolve(kind: str, m: re.Match[str], said: date) -> Days | None:
             found = _day(said.year - 1, _MONTHS[month.casefold()], int(day))
         return _dated(found)
     if kind == "in m":
+        if g[1]:
+            return _month(int(g[1]), _MONTHS[g[0].casefold()])
         return _last_month_named(_MONTHS[g[0].casefold()], said)
     if kind == "in y":
         return date(int(g[0]), 1, 1), date(int(g[0]), 12, 31)
@@ -183,21 +185,139 @@ def _resolve(kind: str, m: re.Match[str], said: date) -> Days | None:
     return None
 
 
+_TOKEN: Final = re.compile(r"\w+")
+_YEAR_WORD: Final = re.compile(r"\b(?:19|20)\d\d\b")
+#: An expression starts at most this many words before its trigger ("a couple of days ago").
+_REACH: Final = 4
+
+
+def _trigger_groups() -> dict[str, frozenset[str]]:
+    """A substring of the casefolded text -> the trigger words that hold it: every
+    expression holds one of these words or a year."""
+    groups: dict[str, list[str]] = {
+        "day": ["yesterday", "today", *_WEEKDAYS],
+        "ago": ["ago"],
+        "week": ["week", "weekend"],
+        "month": ["month"],
+        "year": ["year"],
+        "tonight": ["tonight"],
+        "morning": ["morning"],
+        "afternoon": ["afternoon"],
+        "evening": ["evening"],
+    }
+    for name in _MONTHS:
+        groups.setdefault(name[:3], []).append(name)
+    return {key: frozenset(words) for key, words in groups.items()}
+
+
+_TRIGGER_GROUPS: Final = _trigger_groups()
+_ANY_TRIGGER: Final = re.compile(
+    r"\b(?:"
+    + "|".join(sorted(set().union(*_TRIGGER_GROUPS.values()), key=len, reverse=True))
+    + r")\b",
+    re.I,
+)
+
+
+#: An FTS5 query for the texts that may hold an expression of time (a superset: the
+#: index reads only those after a rebuild, index.query.read_times).
+FTS_TRIGGERS: Final = " OR ".join(
+    [*(f'"{w}"' for w in sorted(set().union(*_TRIGGER_GROUPS.values()))), '"19"*', '"20"*']
+)
+
+
+def _triggers(text: str) -> list[int]:
+    """Where the words that can hold an expression of time are in ``text``, in order.
+
+    Found with str.find in the casefolded text (the hot path of a rebuild: most texts
+    hold none); a text that casefolding changes in length is scanned with a regex.
+    """
+    low = text.casefold()
+    if len(low) != len(text):
+        found = [m.start() for m in _ANY_TRIGGER.finditer(text)]
+    else:
+        found = []
+        for key, words in _TRIGGER_GROUPS.items():
+            at = low.find(key)
+            while at != -1:
+                begin = at
+                while begin and (low[begin - 1].isalnum() or low[begin - 1] == "_"):
+                    begin -= 1
+                word = _TOKEN.match(low, begin)
+                if word is not None and word.group() in words:
+                    found.append(begin)
+                at = low.find(key, at + len(key))
+    if "1" in low or "2" in low:
+        found += [m.start() for m in _YEAR_WORD.finditer(text)]
+    return sorted(set(found))
+
+
+def _starting_with() -> dict[str, re.Pattern[str]]:
+    """The first word of an expression -> the patterns that can start with it (one
+    alternation, longer forms first), so that a place is tried only against those."""
+    kinds_by_word: dict[str, list[int]] = {}
+
+    def add(words: list[str], *kinds: str) -> None:
+        for word in words:
+            kinds_by_word.setdefault(word, [])
+            for n, (kind, _) in enumerate(_PATTERNS):
+                if kind in kinds and n not in kinds_by_word[word]:
+                    kinds_by_word[word].append(n)
+
+    numbers = [w for w in _NUMBERS if " " not in w] + ["couple", "few"]
+    add(list(_MONTHS), "m d y", "m y", "m d")
+    add(["in", "during", "since", "of", "last"], "in m", "in y")
+    add(["last"], "weekday", "weekend", "last week", "last month", "last year")
+    add(["this"], "today", "weekday", "weekend")
+    add(["over"], "weekend")
+    add(["the"], "before yesterday")
+    add(["yesterday"], "yesterday")
+    add(["today", "tonight"], "today")
+    add(numbers, "days ago", "weeks ago")
+    out = {}
+    for word, ns in kinds_by_word.items():
+        ns.sort()
+        out[word] = re.compile("|".join(f"(?P<k{n}>{_PATTERNS[n][1].pattern})" for n in ns), re.I)
+    return out
+
+
+_BY_FIRST_WORD: Final = _starting_with()
+_BY_NUMBER: Final = re.compile(
+    "|".join(
+        f"(?P<k{n}>{p.pattern})"
+        for n, (kind, p) in enumerate(_PATTERNS)
+        if kind in ("iso", "d m y", "d m", "days ago", "weeks ago")
+    ),
+    re.I,
+)
+
+
+def _candidates(word: str) -> re.Pattern[str] | None:
+    if word[:1].isdigit():
+        return _BY_NUMBER
+    return _BY_FIRST_WORD.get(word.casefold())
+
+
 def spoken_of(text: str, said: date) -> Days | None:
     """The days the first readable expression of time in ``text`` names, said on ``said``."""
-    best: tuple[int, Days] | None = None
-    taken: list[tuple[int, int]] = []
-    for kind, pattern in _PATTERNS:
-        for m in pattern.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue  # inside a longer expression read before ("2 May 2023" holds "May 2023")
-            if _MAY.search(m.group()) and not _MAY_NAME.search(m.group()):
+    tried: set[int] = set()
+    for pos in _triggers(text):  # most texts have none: a few substring tests
+        starts = [m.start() for m in _TOKEN.finditer(text, max(0, pos - 48), pos)]
+        for start in [*starts[-_REACH:], pos]:
+            if start in tried:
+                continue
+            tried.add(start)
+            first = _TOKEN.match(text, start)
+            patterns = None if first is None else _candidates(first.group())
+            m = None if patterns is None else patterns.match(text, start)
+            if m is None or (_MAY.search(m.group()) and not _MAY_NAME.search(m.group())):
                 continue  # "you may", "2 may be enough": the month is written May
-            taken.append(m.span())
-            days = _resolve(kind, m, said)
-            if days is not None and (best is None or m.start() < best[0]):
-                best = (m.start(), days)
-    return None if best is None else best[1]
+            kind, pattern = _PATTERNS[int((m.lastgroup or "k0")[1:])]
+            own = pattern.match(text, start)
+            days = None if own is None else _resolve(kind, own, said)
+            if days is not None:
+                return days
+    return None
 
 
 def asked_about(query: str, today: date) -> Days | None:

@@ -12,6 +12,11 @@ from helpers.cli import Cli
 
 from memory_chain.chain.store.ledger import Ledger
 
+# The semantic extra's model runs on every core by default (OpenMP): in a test worker
+# beside another, one thread, so that it does not starve the other worker's timed tests
+# (tests/test_curate_crash.py kills a process at a fraction of a clean run's time).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 _AMBIENT = (
     "MEMORY_CHAIN_DIR",
     "MEMORY_CHAIN_SIGNING_KEY",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memory_chain.chain.format.newentry import NewEntry
 from memory_chain.chain.store.ledger import Ledger
 from memory_chain.index.db import Index
-from memory_chain.index.query import search
+from memory_chain.index.query import read_times, search
 from memory_chain.index.timeref import spoken_of
 
 MONDAY = date(2023, 5, 8)
@@ -70,7 +70,7 @@ def test_a_relative_time_is_a_range_in_the_past(said: date, text: str) -> None:
     days = spoken_of(text, said)
     assert days is not None
     first, last = days
-    assert first <= last <= said
+    assert first <= last and first <= said  # "in May", said on 1 May: all of this May
     assert said - first <= timedelta(days=731)
 
 
@@ -107,11 +107,23 @@ def turns(ledger: Ledger, data_dir: Path) -> Path:
 
 
 def test_the_index_keeps_the_day_said_and_the_days_spoken_of(turns: Path) -> None:
-    with Index.open(turns) as index:
-        rows = index.conn.execute(
+    def rows(index: Index) -> list[tuple[object, ...]]:
+        return index.conn.execute(
             "SELECT seq, said, about_from, about_to FROM memories ORDER BY seq"
         ).fetchall()
-    assert rows == [
+
+    with Index.open(turns) as index:
+        # a rebuild (the first open) leaves the reading to the first query that names days
+        assert [r[2] for r in rows(index)] == [None] * 4
+        assert read_times(index) == 1
+        assert read_times(index) == 0  # all are read now
+        read = rows(index)
+    ledger = Ledger(turns)
+    ledger.add(NewEntry(content=b"Ana: we moved house yesterday", meta={"date": "2023-07-01"}))
+    ledger.close()
+    with Index.open(turns) as index:  # an incremental sync reads at once
+        assert rows(index)[-1] == (5, "2023-07-01", "2023-06-30", "2023-06-30")
+    assert read == [
         (1, "2023-05-08", "2023-05-02", "2023-05-02"),
         (2, "2023-05-08", None, None),
         (3, "2023-04-01", None, None),
@@ -131,6 +143,7 @@ def test_a_redaction_forgets_the_days_its_text_spoke_of(raw_chain: Path) -> None
     from memory_chain.cli.main import main
 
     with Index.open(raw_chain) as index:
+        read_times(index)
         assert index.conn.execute("SELECT about_from FROM memories WHERE seq = 1").fetchone()[0]
     with pytest.raises(SystemExit) as done:
         main(["--dir", str(raw_chain), "redact", "1", "--reason", "private"])
