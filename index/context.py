@@ -15,7 +15,8 @@ Each section is filled greedily: an item that does not fit what is left of
 the budget is skipped and smaller ones are tried; a heading costs tokens
 only when its section gets an item. "The rest" is scored over a candidate
 pool, not the whole index: the POOL most recent, most important and most
-accessed memories (and the POOL best text matches with a query).
+accessed memories, and with a query the candidates of search's ranking
+(index.query.text_parts: bm25, linked names, vectors, time).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Final
 
 from .db import Index
 from .integrity import Integrity
-from .query import _COLUMNS, Hit, filters, fts_query, matches, score_row
+from .query import _COLUMNS, Hit, filters, fts_query, score_row, text_parts
 from .settings import Weights
 from .sync import estimate_tokens
 
@@ -157,12 +158,11 @@ def build_context(
 
     rest: dict[int, Hit] = {}
     match = fts_query(query) if query else None
-    if match is not None:
-        found, _ = matches(index, match, POOL, where, params)
-        best = found[0][1] if found and found[0][1] > 0 else 1.0
-        for row, b in found:
+    if match is not None and query:
+        found, parts, _ = text_parts(index, query, match, POOL, where, params)  # search's
+        for row in found:
             if row[0] not in pinned:
-                rest[row[0]] = hit(row, max(b, 0.0) / best)
+                rest[row[0]] = hit(row, parts[row[0]])
     no_text = Weights(0.0, w.recency, w.importance, w.access)
     for ordering in ("m.created DESC", "m.importance DESC, m.created DESC", "m.access_count DESC"):
         for row in _rows(index, f"{base} ORDER BY {ordering}, m.seq DESC LIMIT {POOL}", params):

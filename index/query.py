@@ -443,6 +443,48 @@ def _rows_by_seq(
     return [r[:16] for r in rows if r[16]]
 
 
+def text_parts(
+    index: Index,
+    query: str,
+    match: str,
+    pool: int,
+    where: str,
+    params: dict[str, Any],
+) -> tuple[list[tuple[Any, ...]], dict[int, float], int]:
+    """The candidates for ``query`` that pass ``where`` (rows of _COLUMNS), the text part
+    of each (seq -> part), and how many bm25 matches were looked at (fewer than ``pool``:
+    there are no more). One ranking for every door (search, context --query, the prompt
+    hook, MCP, the API; issue 25):
+
+    the ``pool`` best bm25 matches (``match``, the FTS5 expression of ``query``), the
+    memories their names link to (multi-hop), with vectors the nearest memories (fused),
+    and, when the query names days, the memories that speak of them.
+    """
+    found, seen = matches(index, match, pool, where, params)
+    rows = {row[0]: row for row, _ in found}
+    parts = _normalised(found)
+    linked = _link_terms(query, [row[9] for row, _ in found[:LINK_FROM]])
+    if linked and LINK_WEIGHT > 0:
+        # multi-hop (issue 25): the names the best hits mention ("my sister Clara") find
+        # the memories about them ("Clara got engaged"), ranked below what matched
+        more, _ = matches(index, f"{match} OR {linked}", pool, where, params)
+        second = _normalised(more)
+        for row, _ in more:
+            rows.setdefault(row[0], row)
+        parts = {seq: max(parts.get(seq, 0.0), LINK_WEIGHT * second.get(seq, 0.0)) for seq in rows}
+    near = semantic_parts(index, query, max(VEC_POOL, pool))
+    if near:
+        for row in _rows_by_seq(index, [s for s in near if s not in rows], where, params):
+            rows[row[0]] = row
+        parts = {seq: fuse(parts.get(seq, 0.0), near.get(seq, 0.0)) for seq in rows}
+    when, dated = time_parts(index, query, max(VEC_POOL, pool), where, params)
+    if when:
+        for row in dated:
+            rows.setdefault(row[0], row)
+        parts = {s: parts.get(s, 0.0) + TIME_WEIGHT * when.get(s, 0.0) for s in rows}
+    return list(rows.values()), {s: parts.get(s, 0.0) for s in rows}, seen
+
+
 def search(
     index: Index,
     query: str,
@@ -488,41 +530,11 @@ def search(
     params["cutoff"] = index.cutoff(now)
     top_access = index.max_access()
     pool = max(20, 2 * want)
-    when: tuple[dict[int, float], list[tuple[Any, ...]]] | None = None
     while True:
-        found, seen = matches(index, match, pool, where, params)
-        parts = _normalised(found)
-        linked = _link_terms(query, [row[9] for row, _ in found[:LINK_FROM]])
-        if linked and LINK_WEIGHT > 0:
-            # multi-hop (issue 25): the names the best hits mention ("my sister Clara") find
-            # the memories about them ("Clara got engaged"), ranked below what matched
-            more, _ = matches(index, f"{match} OR {linked}", pool, where, params)
-            second = _normalised(more)
-            rows = {row[0]: row for row, _ in found}
-            for row, _ in more:
-                rows.setdefault(row[0], row)
-            parts = {
-                seq: max(parts.get(seq, 0.0), LINK_WEIGHT * second.get(seq, 0.0)) for seq in rows
-            }
-            found = [(row, 0.0) for row in rows.values()]
-        near = semantic_parts(index, query, max(VEC_POOL, pool))
-        if near:
-            rows = {row[0]: row for row, _ in found}
-            for row in _rows_by_seq(index, [s for s in near if s not in rows], where, params):
-                rows[row[0]] = row
-            found = [(row, 0.0) for row in rows.values()]
-            parts = {seq: fuse(parts.get(seq, 0.0), near.get(seq, 0.0)) for seq in rows}
-        if when is None:
-            when = time_parts(index, query, max(VEC_POOL, pool), where, params)
-        if when[0]:
-            rows = {row[0]: row for row, _ in found}
-            for row in when[1]:
-                rows.setdefault(row[0], row)
-            found = [(row, 0.0) for row in rows.values()]
-            parts = {s: parts.get(s, 0.0) + TIME_WEIGHT * when[0].get(s, 0.0) for s in rows}
+        found, parts, seen = text_parts(index, query, match, pool, where, params)
         hits = [
             score_row(row, parts[row[0]], now=now, max_access=top_access, weights=w)
-            for row, _ in found
+            for row in found
         ]
         hits.sort(key=lambda h: (-h.score, -h.seq))
         chosen = pack(hits, lambda h: h.tokens, budget=max_tokens, limit=want)

@@ -223,3 +223,18 @@ def test_the_recall_benchmark_with_vectors() -> None:
     _, raw_turn, _ = raw.row("all")
     assert turn >= 0.93 and turn > lex_turn > raw_turn, (turn, lex_turn, raw_turn)
     assert session >= 0.92, (session, lex_session)
+
+
+@pytest.mark.usefixtures("semantic")
+def test_context_with_a_query_ranks_as_search_does(chain: Path) -> None:
+    """One ranking for every door: `context --query` puts first the memory `search` finds
+    by meaning."""
+    from memory_chain.index.context import build_context
+    from memory_chain.index.integrity import Integrity
+
+    with Index.open(chain) as index:
+        for question, seq in PARAPHRASES.items():
+            unchecked = Integrity(False, False, 0, None, None, None)
+            ctx = build_context(index, unchecked, query=question)
+            memories = [i.hit.seq for i in ctx.items if i.section == "Memories"]
+            assert memories[0] == seq, (question, memories)
