@@ -443,6 +443,18 @@ def _rows_by_seq(
     return [r[:16] for r in rows if r[16]]
 
 
+def once(hits: list[Hit]) -> list[Hit]:
+    """``hits`` with each text once: the best ranked of memories with the same content
+    (the same words added twice, in two sessions) stands for all of them."""
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        if h.content_hash not in seen:
+            seen.add(h.content_hash)
+            out.append(h)
+    return out
+
+
 def text_parts(
     index: Index,
     query: str,
@@ -537,7 +549,7 @@ def search(
             for row in found
         ]
         hits.sort(key=lambda h: (-h.score, -h.seq))
-        chosen = pack(hits, lambda h: h.tokens, budget=max_tokens, limit=want)
+        chosen = pack(once(hits), lambda h: h.tokens, budget=max_tokens, limit=want)
         if len(chosen) >= want or seen < pool:
             break
         pool *= 4

@@ -355,11 +355,26 @@ def test_a_name_in_the_best_match_finds_what_it_links_to(data_dir: Path, clock: 
     ]
 
 
+def test_a_text_added_twice_is_found_once(ledger: Ledger, data_dir: Path) -> None:
+    """The same words in two sessions are one result (the newer), not two slots of ten."""
+    ledger.add_batch(
+        [
+            NewEntry(content=b"Deploys go out on Tuesdays", meta={"session": "a"}),
+            NewEntry(content=b"Deploys are frozen in December", meta={"session": "a"}),
+            NewEntry(content=b"Deploys go out on Tuesdays", meta={"session": "b"}),
+        ]
+    )
+    ledger.close()
+    with Index.open(data_dir) as index:
+        hits = search(index, "deploys", limit=10, record=False)
+    assert sorted(h.seq for h in hits) == [2, 3]
+
+
 def test_the_recall_benchmark_as_measured() -> None:
-    """benchmarks/recall.py's held-out part, lexical, at the figures it gave when time
-    fields landed (turn recall@10 0.869, session recall@5 0.938; raw bm25 0.586 / 0.752;
-    the questions that name a day came with them): a change that lowers them is a
-    regression, one that raises them was tuned on them and must say so in
+    """benchmarks/recall.py's held-out part, lexical, at the figures it gave when each
+    text was returned once (turn recall@10 0.872, session recall@5 0.928; raw bm25 0.586 /
+    0.752; the questions that name a day came with time fields): a change that lowers
+    them is a regression, one that raises them was tuned on them and must say so in
     benchmarks/README.md."""
     import sys
 
@@ -369,5 +384,5 @@ def test_the_recall_benchmark_as_measured() -> None:
     ours, raw = run("held-out")
     _, turn, session = ours.row("all")
     _, raw_turn, raw_session = raw.row("all")
-    assert turn >= 0.865 and session >= 0.935
+    assert turn >= 0.87 and session >= 0.925
     assert turn > raw_turn and session > raw_session
