@@ -168,6 +168,17 @@ def _vectors(db: Database) -> None:
         "PRIMARY KEY (model, key)) WITHOUT ROWID"
     )
     db.execute("CREATE INDEX vectors_key ON vectors (key)")
+    # Bumped by every change to vectors: a reader keeps its matrix while it is the same.
+    db.execute(
+        "CREATE TABLE vectors_generation (id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "generation INTEGER NOT NULL)"
+    )
+    db.execute("INSERT INTO vectors_generation VALUES (1, 0)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER vectors_{event.lower()} AFTER {event} ON vectors BEGIN "
+            "UPDATE vectors_generation SET generation = generation + 1; END"
+        )
 
 
 def _time(db: Database) -> None:

@@ -208,28 +208,32 @@ def prune(conn: sqlite3.Connection) -> int:
 class _Matrix:
     """The vectors of one kind of row (memories by seq, entries by id), as one matrix."""
 
-    stamp: tuple[int, int] = (-1, -1)
+    stamp: tuple[int, ...] = ()
     ids: Any = None  # np.ndarray of int64
     vecs: Any = None  # np.ndarray (n, DIM) float32
 
 
 @dataclass
 class Cache:
-    """Per-connection matrices, rebuilt when memory.db changed (``PRAGMA data_version``
-    for other connections' commits, ``total_changes`` for this one's)."""
+    """One Index's matrices, read again only when the vectors changed (a generation every
+    write to them bumps, by trigger) or the rows they map to did (the newest memory; the
+    workspace entries' highest id and count)."""
 
     memories: _Matrix = field(default_factory=_Matrix)
     entries: _Matrix = field(default_factory=_Matrix)
 
 
-def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
-    return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+def _stamp(conn: sqlite3.Connection, what: str) -> tuple[int, ...]:
+    (generation,) = conn.execute("SELECT generation FROM vectors_generation").fetchone()
+    if what == "memories":
+        return (generation, *conn.execute("SELECT max(seq) FROM memories").fetchone())
+    return (generation, *conn.execute("SELECT max(id), count(*) FROM ws_entries").fetchone())
 
 
 def _load(conn: sqlite3.Connection, what: str, mat: _Matrix) -> _Matrix:
     import numpy as np
 
-    stamp = _stamp(conn)
+    stamp = _stamp(conn, what)
     if mat.stamp == stamp and mat.vecs is not None:
         return mat
     if what == "memories":

@@ -254,3 +254,24 @@ def test_context_with_a_query_ranks_as_search_does(chain: Path) -> None:
             ctx = build_context(index, unchecked, query=question)
             memories = [i.hit.seq for i in ctx.items if i.section == "Memories"]
             assert memories[0] == seq, (question, memories)
+
+
+@pytest.mark.usefixtures("semantic")
+def test_the_matrix_is_read_again_only_when_vectors_change(chain: Path) -> None:
+    """An access count written (every search's) must not make the next search read every
+    vector again (1 s at 100k); a new vector must."""
+    with Index.open(chain) as index:
+        search(index, "PostgreSQL", record=True)
+        index.flush()  # the access counts are written
+        first = index.vector_cache.memories.vecs
+        search(index, "PostgreSQL", record=True)
+        index.flush()
+        search(index, "database", record=False)
+        assert index.vector_cache.memories.vecs is first
+        assert first.shape == (len(MEMORIES), vectors.DIM)
+    ledger = Ledger(chain)
+    ledger.add(NewEntry(content=b"Backups run nightly at two", type="fact"))
+    ledger.close()
+    with Index.open(chain) as index:
+        search(index, "when are backups taken", record=False)
+        assert index.vector_cache.memories.vecs.shape == (len(MEMORIES) + 1, vectors.DIM)
