@@ -4,7 +4,7 @@ A small typed facade over one data directory and its markdown workspace,
 used in-process by the hooks, the MCP server and the memory-tool adapter
 (and by any Python agent framework), so none of them shells out::
 
-    from memory_chain.integrations import Memory
+    from memory_chain import Memory
 
     with Memory.open("~/.memory-chain") as memory:
         memory.remember("Use pnpm, not npm", section="Tool Usage")
@@ -13,7 +13,10 @@ used in-process by the hooks, the MCP server and the memory-tool adapter
         block = memory.context(query="deploy the web app")["markdown"]
         bundle = memory.prove(seq)
 
-Results are plain JSON-able dicts (what the CLI prints with --json). Bad
+Results are plain JSON-able dicts (what the CLI prints with --json), typed
+as TypedDicts where their shape is fixed (integrations/types.py: Added,
+Found); type, tier, source, scope and origin are Literal types, so a
+misspelled tier is a type error. Bad
 input raises memory_chain.chain.format.errors.MemoryChainError (InputError and
 friends) with a one-line ``message`` and a ``hint``; nothing is written
 then. The index is opened once and kept, so a long-running caller (the MCP
@@ -24,7 +27,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from .types import Added, ContentType, Found, Origin, Scope, Source, Tier
 
 if TYPE_CHECKING:
     from memory_chain.chain.format.keys import PassphraseSource
@@ -104,6 +109,35 @@ class Memory:
             passphrase=passphrase,
         )
 
+    @classmethod
+    def init(
+        cls,
+        data_dir: str | os.PathLike[str] | None = None,
+        *,
+        name: str = "agent",
+        key_mode: Literal["raw", "encrypted", "env"] = "raw",
+        workspace: str | os.PathLike[str] | None = None,
+        project: str | os.PathLike[str] | Literal[False] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        passphrase: PassphraseSource | str | None = None,
+    ) -> Memory:
+        """Create a data directory (a signing key, config.json and the genesis entry), as
+        `memory-chain init` does, and open it; the arguments are ``open``'s.
+
+        >>> memory = Memory.init("/tmp/my-agent", name="my-agent")  # doctest: +SKIP
+
+        Refused (ChainStateError, nothing written) when ``data_dir`` already holds a chain.
+        """
+        from memory_chain.chain.store.ledger import Ledger
+
+        memory = cls.open(
+            data_dir, workspace=workspace, project=project, cwd=cwd, passphrase=passphrase
+        )
+        Ledger.init(
+            memory.data_dir, name=name, key_mode=key_mode, passphrase=memory._passphrase
+        ).close()
+        return memory
+
     def __enter__(self) -> Memory:
         return self
 
@@ -180,13 +214,13 @@ class Memory:
         self,
         content: str,
         *,
-        type: str = "memory",
-        tier: str = "relationship",
-        source: str = "manual",
+        type: ContentType = "memory",
+        tier: Tier = "relationship",
+        source: Source = "manual",
         importance: int | None = None,
         meta: dict[str, Any] | None = None,
-        origin: str = "agent",
-    ) -> dict[str, Any]:
+        origin: Origin = "agent",
+    ) -> Added:
         """Sign and append a memory to the chain: {"seq", "hash", "ts", "content"}.
 
         ``origin`` (signed as the metadata member of that name, unless ``meta``
@@ -215,7 +249,8 @@ class Memory:
                 meta={"origin": origin, **(meta or {})},
             )
         )
-        return {"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content}
+        assert r.content is not None  # a memory always has content
+        return Added(seq=r.seq, hash=r.hash, ts=r.ts, content=r.content)
 
     def verify(self, *, full: bool = False) -> dict[str, Any]:
         """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
@@ -243,14 +278,14 @@ class Memory:
         *,
         limit: int = 10,
         max_tokens: int | None = None,
-        type: str | None = None,
-        tier: str | None = None,
-        source: str | None = None,
-        scope: str | None = None,
+        type: ContentType | None = None,
+        tier: Tier | None = None,
+        source: Source | None = None,
+        scope: Scope | None = None,
         since: str | None = None,
         until: str | None = None,
         offset: int = 0,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Found]:
         """The best ``limit`` memories of the chain and the workspace for ``query``, after
         the first ``offset``. ``type``, ``tier`` and ``source`` filter chain memories (the
         workspace is then not searched), ``scope`` workspace entries (the chain is then
@@ -271,7 +306,7 @@ class Memory:
             until=_day(until, "until"),
             offset=offset,
         )
-        return [f.as_dict() for f in found]
+        return [cast("Found", f.as_dict()) for f in found]
 
     def context(
         self,
@@ -318,12 +353,12 @@ class Memory:
         self,
         text: str,
         *,
-        scope: str = "user",
+        scope: Scope = "user",
         section: str = "Notes",
-        source: str = "manual",
+        source: Source = "manual",
         confidence: float | None = None,
         untrusted: bool = False,
-        origin: str = "agent",
+        origin: Origin = "agent",
     ) -> dict[str, Any]:
         """Add an entry to a scope's MEMORY.md unless one already says the same.
 

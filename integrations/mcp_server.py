@@ -28,6 +28,7 @@ from memory_chain.chain.format.entry import ContentType
 from memory_chain.chain.format.errors import MemoryChainError
 
 from .api import Memory
+from .types import Added, Tier
 
 __all__ = ["build_server", "serve"]
 
@@ -148,13 +149,19 @@ def build_server(memory: Memory) -> MCPServer:
     async def add(
         content: Annotated[str, Field(description="The memory, plain text.", min_length=1)],
         type: Annotated[
-            str, Field(description="memory, fact, decision, commitment, lesson, identity...")
+            ContentType, Field(description="What the memory is: a fact, a decision ...")
         ] = "memory",
         tier: Annotated[
-            str, Field(description="ephemeral, relationship or committed.")
+            Tier,
+            Field(
+                description="How long it is kept: committed (never collected), "
+                "relationship, or ephemeral (a day)."
+            ),
         ] = "relationship",
-        importance: Annotated[int | None, Field(ge=0, le=100)] = None,
-    ) -> dict[str, Any]:
+        importance: Annotated[
+            int | None, Field(ge=0, le=100, description="0 to 100; default by type.")
+        ] = None,
+    ) -> Added:
         try:
             return memory.add(content, type=type, tier=tier, importance=importance, source="auto")
         except MemoryChainError as exc:

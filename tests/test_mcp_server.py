@@ -127,7 +127,9 @@ BAD_CALLS = [
     ("prove", {"seq": 999}, "no entry with seq 999"),
     ("search", {"query": ""}, ""),
     ("search", {"limit": 5}, ""),
-    ("add", {"content": "x", "type": "nonsense"}, "unknown type"),
+    # an enum in the schema (issue 26): the SDK refuses it, naming the argument and the values
+    ("add", {"content": "x", "type": "nonsense"}, "type: input should be 'memory'"),
+    ("add", {"content": "x", "tier": "comitted"}, "tier: input should be 'committed'"),
     ("add", {"content": "password=hunter2hunter2"}, "secret"),
     ("remember", {"text": "x", "scope": "project"}, "no project"),
     ("read_file", {"path": "MEMORY.md", "scope": "galaxy"}, ""),

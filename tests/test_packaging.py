@@ -62,8 +62,9 @@ def test_the_build_is_quiet(wheel: Path) -> None:
 
 
 def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
-    """The wheel's only top-level package is memory_chain; its code is chain/, index/, anchor/,
-    workspace/, capture/, integrations/, auditor/ and cli/."""
+    """The wheel's only top-level package is memory_chain; its code is its __init__ (top/:
+    `from memory_chain import Memory`), chain/, index/, anchor/, workspace/, capture/,
+    integrations/, auditor/ and cli/."""
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     code = [n for n in names if ".dist-info/" not in n]
@@ -72,6 +73,7 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         n
         for n in code
         if n.endswith(".py")
+        and n != "memory_chain/__init__.py"
         and not n.startswith(
             (
                 "memory_chain/anchor/",
@@ -86,6 +88,8 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
         )
     ]
     assert {
+        "memory_chain/__init__.py",
+        "memory_chain/py.typed",
         "memory_chain/chain/__init__.py",
         "memory_chain/cli/main.py",
         "memory_chain/index/__init__.py",

@@ -1,0 +1,136 @@
+"""The typed Python API (issue 26): `from memory_chain import Memory`, Literal types for
+a memory's fields, TypedDict results, Memory.init, and an example agent that mypy
+--strict accepts and that runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+import memory_chain
+from memory_chain.chain.format.entry import CONTENT_TYPES, ORIGINS, SOURCES, TIERS
+from memory_chain.chain.format.errors import ChainStateError
+from memory_chain.integrations import types
+from memory_chain.workspace.scopes import SCOPES
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "agent.py"
+
+
+def test_the_package_exports_memory_and_its_types() -> None:
+    from memory_chain import Added, ContentType, Found, Memory, Origin, Scope, Source, Tier
+    from memory_chain.integrations.api import Memory as TheMemory
+
+    assert Memory is TheMemory
+    assert (Added, Found) == (types.Added, types.Found)
+    assert get_args(ContentType) == CONTENT_TYPES
+    assert get_args(Tier) == TIERS
+    assert get_args(Source) == SOURCES
+    assert get_args(Origin) == ORIGINS
+    assert get_args(Scope) == tuple(SCOPES)
+    with pytest.raises(AttributeError, match="no attribute 'Memroy'"):
+        memory_chain.Memroy  # noqa: B018
+
+
+def test_importing_the_package_imports_nothing_else() -> None:
+    """The command line imports the package first: it must cost nothing (`--help`)."""
+    code = (
+        "import sys, memory_chain\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'memory_chain'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['memory_chain']"
+
+
+def test_memory_init_creates_a_chain_once(tmp_path: Path) -> None:
+    from memory_chain import Memory
+
+    with Memory.init(tmp_path / "d", name="typed", project=False) as memory:
+        added = memory.add("Deploys go out on Tuesdays", type="decision", tier="committed")
+        assert added["seq"] == 1 and added["content"].startswith("b3:")
+        found = memory.search("deploys")
+        assert found[0]["kind"] == "provable" and found[0]["seq"] == 1
+    before = (tmp_path / "d" / "chain.jsonl").read_bytes()
+    with pytest.raises(ChainStateError, match="already exists"):
+        Memory.init(tmp_path / "d", name="again")
+    assert (tmp_path / "d" / "chain.jsonl").read_bytes() == before
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package laid out as pip installs it (pyproject's package-dir, as links): mypy
+    does not follow the editable install's import hook."""
+    import tomllib
+
+    root = tmp_path_factory.mktemp("site")
+    dirs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    (root / "memory_chain").mkdir()
+    for name, folder in dirs.items():
+        target = REPO / folder
+        if name == "memory_chain":
+            for f in target.iterdir():
+                (root / "memory_chain" / f.name).symlink_to(f)
+        else:
+            (root / name.replace(".", "/")).symlink_to(target, target_is_directory=True)
+    return root
+
+
+def _mypy(path: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """mypy --strict on ``path`` as a user runs it, the package found in ``site``; errors
+    inside the package are not this check's (CI checks it with its own settings)."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--follow-imports=silent",
+            "--config-file=/dev/null",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=site,
+        timeout=300,
+    )
+
+
+def test_the_example_agent_type_checks_strictly_and_runs(tmp_path: Path, installed: Path) -> None:
+    checked = _mypy(EXAMPLE, installed)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(tmp_path / "agent")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "provable  seq 1: We deploy the web app on Tuesdays, never on Fridays"
+    assert lines[-1] == "chain verified: True; decision 1 proved in a tree of 3 entries"
+    again = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(tmp_path / "agent")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 1 and again.stderr.startswith("error: a chain already exists")
+    assert "Traceback" not in again.stderr
+
+
+def test_a_misspelled_tier_is_a_type_error(tmp_path: Path, installed: Path) -> None:
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(
+        "from memory_chain import Memory\n"
+        "\n"
+        "def keep(memory: Memory) -> None:\n"
+        '    memory.add("x", tier="comitted")\n'
+    )
+    checked = _mypy(wrong, installed)
+    assert checked.returncode == 1
+    assert 'Argument "tier" to "add" of "Memory" has incompatible type' in checked.stdout
