@@ -58,6 +58,29 @@ def test_tools_have_typed_input_schemas(served: tuple[Cli, Path]) -> None:
     scope = tools["read_file"].input_schema["properties"]["scope"]
     assert ["user", "project", "local"] == scope["enum"]
     assert all(t.description for t in tools.values())
+    add = tools["add"].input_schema["properties"]
+    assert "committed" in add["tier"]["enum"] and "decision" in add["type"]["enum"]
+    assert ["seq", "hash", "ts", "content"] == list(tools["add"].output_schema["properties"])
+
+
+def test_every_tool_has_a_title_and_says_what_it_may_do(served: tuple[Cli, Path]) -> None:
+    """Issue 26: titles and annotations, so a client can ask before what writes or
+    destroys, and let what only reads run."""
+
+    async def body(s: ClientSession) -> Any:
+        return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in _session(*served, body)}
+    for t in tools.values():
+        hints = t.annotations
+        assert t.title and hints is not None, t.name
+        assert hints.open_world_hint is False, t.name
+        assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
+        assert not (hints.read_only_hint and hints.destructive_hint), t.name
+    reads = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
+    assert reads == {"search", "review_queue", "context", "list_files", "read_file", "verify"}
+    destroys = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
+    assert destroys == {"write_file", "patch_file", "delete_file", "rename_file"}
 
 
 def test_a_session_adds_searches_remembers_and_proves(served: tuple[Cli, Path]) -> None:
@@ -204,6 +227,8 @@ def test_the_inspector_cli_lists_and_calls_tools(served: tuple[Cli, Path]) -> No
     listed = _inspector(cli, here, "--method", "tools/list")
     assert 0 == listed.returncode, listed.stderr
     assert TOOLS == {t["name"] for t in json.loads(listed.stdout)["tools"]}
+    for t in json.loads(listed.stdout)["tools"]:  # what the Inspector shows a person
+        assert t["title"] and "readOnlyHint" in t["annotations"], t
     called = _inspector(
         cli, here, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=pnpm"
     )
