@@ -252,6 +252,15 @@ class Memory:
         assert r.content is not None  # a memory always has content
         return Added(seq=r.seq, hash=r.hash, ts=r.ts, content=r.content)
 
+    def get(self, seq: int) -> dict[str, Any]:
+        """Entry ``seq`` as `show SEQ --content --json` prints it: the signed entry's
+        members, ``text`` (absent when redacted or lost) and ``redacted_by`` (the
+        redaction's seq, or None)."""
+        from memory_chain.chain.store.views import entry_view
+
+        view: dict[str, Any] = entry_view(self.ledger, seq, with_content=True).as_dict()
+        return view
+
     def verify(self, *, full: bool = False) -> dict[str, Any]:
         """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
         from memory_chain.chain.audit.verify_ledger import verify_ledger

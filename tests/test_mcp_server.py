@@ -42,6 +42,7 @@ TOOLS = {
     "rename_file",
     "verify",
     "prove",
+    "get",
 }
 
 
@@ -78,7 +79,15 @@ def test_every_tool_has_a_title_and_says_what_it_may_do(served: tuple[Cli, Path]
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
         assert not (hints.read_only_hint and hints.destructive_hint), t.name
     reads = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert reads == {"search", "review_queue", "context", "list_files", "read_file", "verify"}
+    assert reads == {
+        "search",
+        "get",
+        "review_queue",
+        "context",
+        "list_files",
+        "read_file",
+        "verify",
+    }
     destroys = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destroys == {"write_file", "patch_file", "delete_file", "rename_file"}
 
@@ -148,6 +157,7 @@ BAD_CALLS = [
     ("write_file", {"path": "notes.md", "content": "key sk-ant-api03-" + "a" * 90}, "secret"),
     ("write_file", {"path": "script.sh", "content": "echo"}, "only markdown"),
     ("prove", {"seq": 999}, "no entry with seq 999"),
+    ("get", {"seq": 999}, "no entry with seq 999"),
     ("search", {"query": ""}, ""),
     ("search", {"limit": 5}, ""),
     # an enum in the schema (issue 26): the SDK refuses it, naming the argument and the values
@@ -323,3 +333,31 @@ def test_tool_errors_are_one_line_with_no_command_line_hints(served: tuple[Cli, 
         assert "\n" not in text and "--" not in text and "pydantic" not in text, text
     assert texts[0] == "invalid arguments for add: content: Field required"
     assert texts[1].startswith("invalid arguments for search: limit: ")
+
+
+def test_prompts_and_resource_templates(served: tuple[Cli, Path]) -> None:
+    """Issue 26: the prompts the server advertises exist, and a memory, a proof and a
+    workspace file can be read by address."""
+
+    async def body(s: ClientSession) -> Any:
+        prompts = (await s.list_prompts()).prompts
+        recall = await s.get_prompt("recall", {"topic": "package manager"})
+        templates = (await s.list_resource_templates()).resource_templates
+        entry = await s.read_resource("memory://entry/1")
+        proof = await s.read_resource("memory://proof/1")
+        md = await s.read_resource("memory://user/files/MEMORY.md")
+        got = await s.call_tool("get", {"seq": 1})
+        return prompts, recall, templates, entry, proof, md, got
+
+    prompts, recall, templates, entry, proof, md, got = _session(*served, body)
+    assert {"recall", "review", "changes-since"} == {p.name for p in prompts}
+    assert all(p.title and p.description for p in prompts)
+    assert "package manager" in recall.messages[0].content.text
+    assert {"memory://entry/{seq}", "memory://proof/{seq}", "memory://{scope}/files/{path}"} == {
+        t.uri_template for t in templates
+    }
+    shown = json.loads(entry.contents[0].text)
+    assert shown["text"] == "Use pnpm, not npm" and shown["seq"] == 1
+    assert json.loads(proof.contents[0].text)["format"] == "memory-chain-proof/1"
+    assert "Prefers short answers" in md.contents[0].text
+    assert got.is_error is False and got.structured_content["text"] == "Use pnpm, not npm"
