@@ -32,7 +32,7 @@ from memory_chain.chain.format.entry import ContentType
 from memory_chain.chain.format.errors import MemoryChainError
 
 from .api import Memory
-from .types import Added, Tier
+from .types import Added, Found, Tier
 
 __all__ = ["build_server", "serve"]
 
@@ -63,6 +63,15 @@ def _agent_hint(hint: str | None) -> str:
 
 def _fail(exc: MemoryChainError) -> ToolError:
     return ToolError(f"{exc.message}{_agent_hint(exc.hint)}")
+
+
+def _line(found: Found) -> str:
+    """One search result in a line: its role, where it is, its words."""
+    if found["kind"] == "provable":
+        where = f"seq {found.get('seq')} {found.get('type')}"
+    else:
+        where = f"{found.get('scope')}:{found.get('path')}:{found.get('line')}"
+    return f"[{found['role']}] {where}: {' '.join(found['text'].split())}"
 
 
 def _files(memory: Memory, request: dict[str, Any]) -> Any:
@@ -144,6 +153,13 @@ def build_server(memory: Memory) -> MCPServer:
         until: Annotated[
             str | None, Field(description="To this day, YYYY-MM-DD, included.")
         ] = None,
+        compact: Annotated[
+            bool,
+            Field(
+                description="Results as short lines in `text` (role, where, words) instead "
+                "of full records: fewer tokens."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         try:
             found = memory.search(
@@ -156,9 +172,21 @@ def build_server(memory: Memory) -> MCPServer:
                 since=since,
                 until=until,
             )
-            return {"results": found}
         except MemoryChainError as exc:
             raise _fail(exc) from None
+        out: dict[str, Any] = {"results": [] if compact else found}
+        if compact:
+            out["text"] = "\n".join(_line(f) for f in found)
+        if not found:
+            filtered = any(v is not None for v in (type, source, scope, since, until)) or offset
+            out["hint"] = (
+                "nothing matched: try fewer filters, or other words"
+                if filtered
+                else "nothing matched: try other words (names, the subject, not the question)"
+            )
+        elif len(found) == limit:
+            out["next_offset"] = offset + limit
+        return out
 
     @server.tool(
         title="Add a provable memory",

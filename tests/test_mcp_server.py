@@ -361,3 +361,21 @@ def test_prompts_and_resource_templates(served: tuple[Cli, Path]) -> None:
     assert json.loads(proof.contents[0].text)["format"] == "memory-chain-proof/1"
     assert "Prefers short answers" in md.contents[0].text
     assert got.is_error is False and got.structured_content["text"] == "Use pnpm, not npm"
+
+
+def test_search_has_a_compact_form_a_next_page_and_a_hint(served: tuple[Cli, Path]) -> None:
+    async def body(s: ClientSession) -> Any:
+        compact = await s.call_tool("search", {"query": "pnpm", "compact": True})
+        paged = await s.call_tool("search", {"query": "pnpm port check", "limit": 1})
+        none = await s.call_tool("search", {"query": "zebra"})
+        filtered = await s.call_tool("search", {"query": "pnpm", "since": "2999-01-01"})
+        return compact, paged, none, filtered
+
+    compact, paged, none, filtered = _session(*served, body)
+    result = compact.structured_content
+    assert result["results"] == [] and result["text"].startswith("[guidance] seq 1 decision:")
+    assert "Use pnpm, not npm" in result["text"]
+    assert paged.structured_content["next_offset"] == 1
+    assert none.structured_content["results"] == []
+    assert none.structured_content["hint"].startswith("nothing matched: try other words")
+    assert "fewer filters" in filtered.structured_content["hint"]

@@ -15,7 +15,14 @@ from .cli import SCRIPT, Cli
 Session = Callable[[ClientSession], Awaitable[Any]]
 
 #: The environment the server sees: the CLI's home, PATH and data directory (and state).
-PASSED = ("HOME", "PATH", "MEMORY_CHAIN_DIR", "MEMORY_CHAIN_STATE_DIR", "XDG_STATE_HOME")
+PASSED = (
+    "HOME",
+    "PATH",
+    "MEMORY_CHAIN_DIR",
+    "MEMORY_CHAIN_STATE_DIR",
+    "XDG_STATE_HOME",
+    "MEMORY_CHAIN_SEMANTIC",  # lexical unless a test asks (tests/conftest.py)
+)
 
 
 def params(cli: Cli, cwd: Path) -> StdioServerParameters:
