@@ -59,8 +59,96 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: `memory-chain --help`: every command under its task, in one sentence (issue 26). Kept
+#: here, so that --help imports no command's module; tests/test_cli_help.py checks that
+#: each command of COMMANDS is here once.
+SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Start here",
+        (
+            ("init", "Create a data directory: a signing key and the chain."),
+            ("add", "Sign a memory and append it to the chain."),
+            ("search", "Find memories in the chain and the workspace."),
+            ("remember", "Add an entry to MEMORY.md, the editable memory."),
+            ("context", "Print what an agent is told at session start."),
+            ("verify", "Check the chain: links, signatures and content."),
+            ("doctor", "Check the whole setup and say what to fix."),
+        ),
+    ),
+    (
+        "Remember and recall",
+        (
+            ("show", "Show one entry of the chain, with its text."),
+            ("log", "List the newest entries."),
+            ("redact", "Withdraw an entry's text; the chain still verifies."),
+        ),
+    ),
+    (
+        "Workspace",
+        (
+            ("ws", "Edit MEMORY.md and the daily files of each scope."),
+            ("files", "Read and write one scope's memory files."),
+        ),
+    ),
+    (
+        "Capture",
+        (
+            ("capture", "Find what is worth keeping in an agent's transcript."),
+            ("curate", "Promote what daily files hold into MEMORY.md."),
+            ("review", "Approve or reject what was kept automatically."),
+        ),
+    ),
+    (
+        "Agents",
+        (
+            ("hooks", "Install the Claude Code and OpenClaw hooks."),
+            ("hook", "Handle one hook event (what the hooks run)."),
+            ("mcp", "Run the MCP server, or register it with an agent."),
+            ("tool", "Serve Anthropic's memory tool on the workspace."),
+        ),
+    ),
+    (
+        "Audit",
+        (
+            ("stats", "Count the chain's entries and show its head."),
+            ("keys", "Show, rotate or export the signing key."),
+            ("checkpoint", "Sign a checkpoint of the chain."),
+            ("prove", "Write a proof of one entry for an auditor."),
+            ("verify-proof", "Verify a proof, as an auditor does."),
+            ("verify-page", "Write the auditor's page that checks proofs."),
+            ("consistency", "Prove that one checkpoint extends another."),
+            ("export", "Write the whole chain to one archive."),
+            ("import", "Make a data directory from an archive."),
+        ),
+    ),
+    ("Anchor", (("anchor", "Post the latest checkpoint to an EVM chain."),)),
+    (
+        "Maintenance",
+        (
+            ("reindex", "Rebuild the index (a cache) from the chain."),
+            ("gc", "Archive memories that are no longer relevant."),
+            ("restore", "Make an archived memory active again."),
+            ("schedule", "Run capture, curation and upkeep on a timer."),
+            ("job", "Run one scheduled job now."),
+        ),
+    ),
+)
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported from COMMANDS on first use."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands by task (SECTIONS), one line each, without importing any of them;
+        no blank line between tasks, so that the whole list fits one screen."""
+        width = max(len(name) for _, rows in SECTIONS for name, _ in rows)
+        formatter.write_paragraph()
+        for title, rows in SECTIONS:
+            formatter.write_text(f"{title}:")
+            formatter.indent()
+            for name, sentence in rows:
+                formatter.write_text(f"{name:<{width}}  {sentence}")
+            formatter.dedent()
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -80,15 +168,10 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="memory-chain", prog_name="memory-chain")
 @dir_option
 def cli() -> None:
-    """Provable memory for AI agents: a signed, hash-linked chain of memories.
-
-    The data directory is --dir, else $MEMORY_CHAIN_DIR, else ~/.memory-chain.
+    """Provable memory for AI agents: a signed, hash-linked chain, and markdown.
 
     \b
-    Example:
-        memory-chain init --name my-agent
-        memory-chain add "Use pnpm, not npm" --type decision --tier committed
-        memory-chain verify
+    Example:  memory-chain init --name me && memory-chain add "Use pnpm, not npm"
     """
 
 
