@@ -72,18 +72,25 @@ def _chain_contents(root: Path) -> Counter[str]:
     return Counter(o["content"] for o in map(orjson.loads, lines) if o["source"] == "curation")
 
 
+def _wait_for(path: Path, proc: subprocess.Popen[bytes]) -> float:
+    """When ``path`` first exists (monotonic), or when ``proc`` ended without it."""
+    while not path.exists() and proc.poll() is None:
+        time.sleep(0.002)
+    return time.monotonic()
+
+
 @pytest.mark.slow
 def test_a_killed_curation_promotes_nothing_twice(tmp_path: Path) -> None:
     template = Cli(tmp_path / "template", tmp_path / "home")
     texts = _template(template)
     started = time.monotonic()
-    subprocess.run(
-        [SCRIPT, "curate", "--review", "auto"],
-        env=template.env,
-        stdout=subprocess.DEVNULL,
-        check=True,
+    control = subprocess.Popen(
+        [SCRIPT, "curate", "--review", "auto"], env=template.env, stdout=subprocess.DEVNULL
     )
+    wrote_at = _wait_for(template.root / "workspace" / "MEMORY.md", control) - started
+    assert control.wait(timeout=120) == 0
     took = time.monotonic() - started  # the whole process, start-up included
+    tail = max(took - wrote_at, 0.01)  # from MEMORY.md's first write to the end
     assert _workspace_texts(template.root) == Counter(texts)  # control: a clean run
     shutil.rmtree(template.root)
     _template(template)
@@ -96,7 +103,11 @@ def test_a_killed_curation_promotes_nothing_twice(tmp_path: Path) -> None:
         proc = subprocess.Popen(
             [SCRIPT, "curate", "--review", "auto"], env=cli.env, stdout=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(0.6, 1.0) * took)
+        if trial % 2:  # anywhere in the run
+            time.sleep(rng.uniform(0.2, 1.0) * took)
+        else:  # after MEMORY.md was first written, however loaded the machine is
+            _wait_for(cli.root / "workspace" / "MEMORY.md", proc)
+            time.sleep(rng.uniform(0.0, 0.6) * tail)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         written = (cli.root / "workspace" / "MEMORY.md").exists()

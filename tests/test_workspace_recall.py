@@ -119,6 +119,28 @@ def test_context_has_daily_files_and_file_list(ledger: Ledger, ws: Workspace) ->
     assert "Name: Ada" not in text  # two-step retrieval: listed, read with the tools
 
 
+def test_context_shows_each_memory_once_in_its_best_place(ledger: Ledger, ws: Workspace) -> None:
+    """Issue 26: a decision that is in the chain, in MEMORY.md and in today's daily file
+    is shown once, as the provable decision; a MEMORY.md entry also noted today is shown
+    once, in Persistent memories."""
+    from datetime import datetime
+
+    ledger.add(NewEntry(content=b"We deploy on Tuesdays.", type="decision", tier="committed"))
+    user = ws.scope("user")
+    ops.remember(user, "We deploy on Tuesdays", section="Architecture Decisions")
+    ops.remember(user, "Prefers short answers", section="User Preferences")
+    now = datetime.combine(TODAY, datetime.min.time())
+    ops.note(user, "we deploy on  tuesdays", when=now)
+    ops.note(user, "Prefers short answers", when=now)
+    ops.note(user, "Started the migration", when=now)
+    text = _ctx(ledger, ws)
+    assert 1 == text.casefold().count("deploy on tuesdays"), text
+    assert "We deploy on Tuesdays. (decision, seq 1" in text  # the provable copy
+    assert 1 == text.count("Prefers short answers"), text
+    assert "Prefers short answers (user:" in text  # MEMORY.md's, not the daily line
+    assert "Started the migration" in text  # a daily line said nowhere else stays
+
+
 def test_context_budget_and_char_cap(ledger: Ledger, ws: Workspace) -> None:
     """The block stays within the token budget and the character cap."""
     user = ws.scope("user")

@@ -26,12 +26,16 @@ character cap (default 32,000, seed 002) is reached:
 8. ``## Not injected``: where entries from tools, the web or quoted text
    are, never their text.
 
+Each memory is shown once, in its best place (issue 26, WORKSPACE.md 9):
+of items with the same words, the one in the first of Identity, Decisions,
+Persistent memories, Noted automatically, Recent notes and Memories stays.
 Chain entries say whether the chain verified; workspace lines are labelled
 as editable notes with their scope and line.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Final
@@ -63,6 +67,31 @@ class Item:
     sub: str | None  # a ### heading inside the group, if any
     line: str
     source: dict[str, Any]
+    text: str = ""  # the memory's words, to show each memory once ("" for a notice)
+
+
+_CLOCK: Final = re.compile(r"^\d{1,2}:\d{2}\s+")
+
+
+def _same(text: str) -> str:
+    """What makes two items the same memory: their words, case and spacing aside (a daily
+    line's clock too)."""
+    return " ".join(_CLOCK.sub("", text).casefold().split()).rstrip(".!")
+
+
+def _once(groups: dict[str, list[Item]], best_first: tuple[str, ...]) -> None:
+    """Each memory once, in its best place (issue 26): of items with the same words, the
+    one in the group earliest in ``best_first`` stays."""
+    seen: set[str] = set()
+    for name in best_first:
+        kept = []
+        for item in groups.get(name, []):
+            key = _same(item.text) if item.text else ""
+            if key and key in seen:
+                continue
+            seen.add(key)
+            kept.append(item)
+        groups[name] = kept
 
 
 @dataclass(slots=True)
@@ -184,6 +213,7 @@ def _memory_items(
                     f"- {mark}{' '.join(text.split())} (remembered automatically{when}; "
                     f"{scope}:{line})",
                     {"kind": "note", "scope": scope, "path": path, "line": line, "origin": origin},
+                    text,
                 )
             )
             continue
@@ -193,6 +223,7 @@ def _memory_items(
             title,
             f"- {mark}{' '.join(text.split())} ({scope}:{line})",
             {"kind": "editable", "scope": scope, "path": path, "line": line},
+            text,
         )
         chosen.append((title, -_relevance(text, qwords), len(chosen), item))
     chosen.sort(key=lambda c: (_section_rank(c[0]), order[c[0].casefold()], c[1], c[2]))
@@ -220,6 +251,7 @@ def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
                     f"{day.isoformat()} ({scope})",
                     f"- {' '.join(text.split())}",
                     {"kind": "editable", "scope": scope, "path": path, "line": line},
+                    text,
                 )
             )
     return items
@@ -264,7 +296,7 @@ def session_context(
     by_section: dict[str, list[Item]] = {}
     for ci in chain.items:
         by_section.setdefault(ci.section, []).append(
-            Item(ci.section, None, ci.line, {"kind": "provable", "seq": ci.hit.seq})
+            Item(ci.section, None, ci.line, {"kind": "provable", "seq": ci.hit.seq}, ci.hit.text)
         )
     memory: list[Item] = []
     noted: list[Item] = []
@@ -317,14 +349,19 @@ def session_context(
                 {"kind": "untrusted", "chain": n},
             )
         )
+    found = {**by_section, "Persistent memories": memory, NOTED: noted, "Recent notes": daily}
+    # the provable copy of a decision first, then MEMORY.md, then the daily lines
+    _once(
+        found, ("Identity", "Decisions", "Persistent memories", NOTED, "Recent notes", "Memories")
+    )
     groups = [
-        by_section.get("Identity", []),
-        memory,
-        by_section.get("Decisions", []),
-        noted,
-        daily,
+        found.get("Identity", []),
+        found["Persistent memories"],
+        found.get("Decisions", []),
+        found[NOTED],
+        found["Recent notes"],
         files,
-        by_section.get("Memories", []),
+        found.get("Memories", []),
         notice,
     ]
     _pack(ctx, groups)
