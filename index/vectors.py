@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, Final
@@ -43,7 +42,6 @@ __all__ = [
     "Cache",
     "Embedder",
     "available",
-    "delete_for",
     "embed_missing",
     "enabled",
     "get_embedder",
@@ -179,11 +177,6 @@ def embed_missing(conn: sqlite3.Connection, embedder: Embedder, *, limit: int | 
         conn.execute("COMMIT")
         advance(len(batch))
     return len(todo)
-
-
-def delete_for(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
-    """Forget the vectors of these content hashes (a redaction: no trace of the text stays)."""
-    conn.executemany("DELETE FROM vectors WHERE key = ?", [(k,) for k in keys])
 
 
 def prune(conn: sqlite3.Connection) -> int:
