@@ -87,6 +87,7 @@ class Index:
         #: search may embed first (a hook lowers it: it must answer quickly).
         self.semantic = vectors.enabled(settings.semantic)
         self.catch_up: int | None = CATCH_UP
+        self.caught_up: tuple[int, ...] | None = None  # vectors.state() when none was missing
         self.vector_cache = vectors.Cache()
         self.query_vector: tuple[str, Any] | None = None  # the last query and its vector
 

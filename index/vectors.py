@@ -48,6 +48,7 @@ __all__ = [
     "missing_count",
     "nearest",
     "prune",
+    "state",
     "ws_key",
 ]
 
@@ -214,6 +215,12 @@ class Cache:
 
     memories: _Matrix = field(default_factory=_Matrix)
     entries: _Matrix = field(default_factory=_Matrix)
+
+
+def state(conn: sqlite3.Connection) -> tuple[int, ...]:
+    """What would change if a text were added or embedded: the vectors' generation, the
+    newest memory, the workspace entries' highest id and count (a few index lookups)."""
+    return (*_stamp(conn, "memories"), *_stamp(conn, "entries")[1:])
 
 
 def _stamp(conn: sqlite3.Connection, what: str) -> tuple[int, ...]:

@@ -275,3 +275,30 @@ def test_the_matrix_is_read_again_only_when_vectors_change(chain: Path) -> None:
     with Index.open(chain) as index:
         search(index, "when are backups taken", record=False)
         assert index.vector_cache.memories.vecs.shape == (len(MEMORIES) + 1, vectors.DIM)
+
+
+@pytest.mark.usefixtures("semantic")
+def test_a_search_looks_for_texts_to_embed_only_after_a_change(
+    chain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking for texts without a vector scans every memory (50 ms at 100k): a search
+    does it only when a memory, an entry or a vector changed since one found none."""
+    looked: list[int] = []
+    missing = vectors._missing
+    monkeypatch.setattr(
+        vectors, "_missing", lambda conn, limit: looked.append(1) or missing(conn, limit)
+    )
+    with Index.open(chain) as index:
+        search(index, "database", record=False)
+        assert len(looked) == 1 and index.missing_vectors() == 0
+        looked.clear()
+        search(index, "database", record=True)
+        index.flush()  # access counts written: nothing to embed
+        search(index, "deploys", record=False)
+        assert looked == []
+    ledger = Ledger(chain)
+    ledger.add(NewEntry(content=b"Backups run nightly at two", type="fact"))
+    ledger.close()
+    with Index.open(chain) as index:
+        search(index, "when are backups taken", record=False)
+        assert len(looked) == 1 and index.missing_vectors() == 0
