@@ -281,7 +281,7 @@ def test_the_matrix_is_read_again_only_when_vectors_change(chain: Path) -> None:
 def test_a_search_looks_for_texts_to_embed_only_after_a_change(
     chain: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Looking for texts without a vector scans every memory (50 ms at 100k): a search
+    """Looking for texts without a vector scans every memory (0.6 s at 100k): a search
     does it only when a memory, an entry or a vector changed since one found none."""
     looked: list[int] = []
     missing = vectors._missing
