@@ -288,16 +288,10 @@ def _with_origin(item: Any, origin: str | None) -> Any:
 
 def _check_supersedes(seq: int) -> None:
     """--supersedes names an existing memory (asked of the index: no chain scan)."""
-    from memory_chain.chain.format.errors import InputError
     from memory_chain.index.db import Index
 
     with Index.open(data_dir()) as index:  # synced with the chain on open
-        known = index.state().size
-        row = index.conn.execute("SELECT 1 FROM memories WHERE seq = ?", (seq,)).fetchone()
-    if seq >= known:
-        raise InputError(f"--supersedes {seq}: there is no entry {seq}")
-    if row is None:
-        raise InputError(f"--supersedes {seq}: entry {seq} is a system entry, not a memory")
+        index.require_memory(seq, "--supersedes")
 
 
 def _warn_secrets(items: list[Any]) -> None:

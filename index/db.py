@@ -254,6 +254,16 @@ class Index:
                 [(seq,) for seq, _ in pending],
             )
 
+    def require_memory(self, seq: int, what: str) -> None:
+        """Raise InputError unless ``seq`` is a memory of the chain (``what`` names the
+        argument in the message: "--supersedes 7: there is no entry 7")."""
+        from memory_chain.chain.format.errors import InputError
+
+        if seq >= self.state().size or seq < 0:
+            raise InputError(f"{what} {seq}: there is no entry {seq}")
+        if self.conn.execute("SELECT 1 FROM memories WHERE seq = ?", (seq,)).fetchone() is None:
+            raise InputError(f"{what} {seq}: entry {seq} is a system entry, not a memory")
+
     def max_access(self) -> int:
         row = self.conn.execute("SELECT max(access_count) FROM memories").fetchone()
         return int(row[0] or 0)

@@ -261,6 +261,41 @@ class Memory:
         view: dict[str, Any] = entry_view(self.ledger, seq, with_content=True).as_dict()
         return view
 
+    def supersede(
+        self,
+        seq: int,
+        content: str,
+        *,
+        type: ContentType = "memory",
+        tier: Tier = "relationship",
+        source: Source = "manual",
+        origin: Origin = "agent",
+    ) -> Added:
+        """Add ``content`` as the memory that replaces memory ``seq`` (signed metadata
+        ``supersedes``: WORKSPACE.md 11). Entry ``seq`` stays in the chain, verifiable;
+        search and the session start show the new one instead.
+
+        Refused (InputError, nothing written) when ``seq`` is not a memory.
+        """
+        self.index.require_memory(seq, "supersedes")
+        return self.add(
+            content, type=type, tier=tier, source=source, meta={"supersedes": seq}, origin=origin
+        )
+
+    def recent(self, *, limit: int = 10) -> list[dict[str, Any]]:
+        """The newest ``limit`` memories of the chain that are shown (not redacted,
+        archived, expired or replaced), newest first: seq, ts, type, tier, source, text."""
+        from memory_chain.index.db import visible
+
+        index = self.index
+        rows = index.conn.execute(
+            "SELECT m.seq, m.ts, m.type, m.tier, m.source, m.content FROM memories m "
+            f"WHERE {visible('m')} ORDER BY m.seq DESC LIMIT :limit",
+            {"cutoff": index.cutoff(index.now()), "limit": max(limit, 0)},
+        ).fetchall()
+        keys = ("seq", "ts", "type", "tier", "source", "text")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
     def verify(self, *, full: bool = False) -> dict[str, Any]:
         """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
         from memory_chain.chain.audit.verify_ledger import verify_ledger

@@ -1,7 +1,8 @@
 """``memory-chain mcp``: a stdio MCP server on the official ``mcp`` SDK (2.x MCPServer).
 
 Tools (typed input schemas from the signatures, a title and annotations
-each): ``search``, ``get``, ``add`` (the chain), ``remember`` (MEMORY.md),
+each): ``search``, ``get``, ``recent``, ``add`` and ``supersede`` (the chain),
+``remember`` (MEMORY.md),
 ``review_queue``, ``context`` (the session-start block), the memory file
 tools ``list_files``, ``read_file``, ``write_file``, ``patch_file``,
 ``append_file``, ``delete_file``, ``rename_file`` (one scope's files,
@@ -389,6 +390,38 @@ def build_server(memory: Memory) -> MCPServer:
     ) -> dict[str, Any]:
         try:
             return memory.get(seq)
+        except MemoryChainError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(
+        title="Replace a memory",
+        annotations=_hints(read_only=False, destructive=False, idempotent=False),
+        description="Add the memory that replaces memory seq (a corrected fact, a changed "
+        "decision). The old one stays in the chain, verifiable; search and the session start "
+        "show the new one instead.",
+    )
+    async def supersede(
+        seq: Annotated[int, Field(ge=1, description="The memory it replaces.")],
+        content: Annotated[str, Field(description="The memory now, plain text.", min_length=1)],
+        type: Annotated[ContentType, Field(description="What the memory is.")] = "memory",
+        tier: Annotated[Tier, Field(description="How long it is kept.")] = "relationship",
+    ) -> Added:
+        try:
+            return memory.supersede(seq, content, type=type, tier=tier, source="auto")
+        except MemoryChainError as exc:
+            raise _fail(exc) from None
+
+    @server.tool(
+        title="Recent memories",
+        annotations=_hints(read_only=True, destructive=False, idempotent=True),
+        description="The newest memories of the chain that are shown (not redacted, archived "
+        "or replaced), newest first: what changed lately.",
+    )
+    async def recent(
+        limit: Annotated[int, Field(ge=1, le=100, description="How many.")] = 10,
+    ) -> dict[str, Any]:
+        try:
+            return {"memories": memory.recent(limit=limit)}
         except MemoryChainError as exc:
             raise _fail(exc) from None
 

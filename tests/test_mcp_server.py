@@ -43,6 +43,8 @@ TOOLS = {
     "verify",
     "prove",
     "get",
+    "supersede",
+    "recent",
 }
 
 
@@ -82,6 +84,7 @@ def test_every_tool_has_a_title_and_says_what_it_may_do(served: tuple[Cli, Path]
     assert reads == {
         "search",
         "get",
+        "recent",
         "review_queue",
         "context",
         "list_files",
@@ -158,6 +161,7 @@ BAD_CALLS = [
     ("write_file", {"path": "script.sh", "content": "echo"}, "only markdown"),
     ("prove", {"seq": 999}, "no entry with seq 999"),
     ("get", {"seq": 999}, "no entry with seq 999"),
+    ("supersede", {"seq": 999, "content": "x"}, "supersedes 999: there is no entry 999"),
     ("search", {"query": ""}, ""),
     ("search", {"limit": 5}, ""),
     # an enum in the schema (issue 26): the SDK refuses it, naming the argument and the values
@@ -379,3 +383,25 @@ def test_search_has_a_compact_form_a_next_page_and_a_hint(served: tuple[Cli, Pat
     assert none.structured_content["results"] == []
     assert none.structured_content["hint"].startswith("nothing matched: try other words")
     assert "fewer filters" in filtered.structured_content["hint"]
+
+
+def test_supersede_and_recent(served: tuple[Cli, Path]) -> None:
+    """Issue 26: an agent replaces a memory it finds wrong; the old one leaves search and
+    the recent list, and stays in the chain."""
+
+    async def body(s: ClientSession) -> Any:
+        new = await s.call_tool(
+            "supersede", {"seq": 3, "content": "Staging is on 5434", "type": "fact"}
+        )
+        found = await s.call_tool("search", {"query": "staging"})
+        recent = await s.call_tool("recent", {"limit": 3})
+        old = await s.call_tool("get", {"seq": 3})
+        return new, found, recent, old
+
+    new, found, recent, old = _session(*served, body)
+    seq = new.structured_content["seq"]
+    texts = [f["text"] for f in found.structured_content["results"]]
+    assert "Staging is on 5434" in texts and "Staging is on 5433" not in texts
+    newest = recent.structured_content["memories"]
+    assert newest[0]["seq"] == seq and all(m["seq"] != 3 for m in newest)
+    assert old.structured_content["text"] == "Staging is on 5433"  # still in the chain
