@@ -125,6 +125,10 @@ _MISSING_MEMORIES: Final = (
 )
 
 
+#: The workspace entries' vectors only (a range of the primary key: not the memories').
+_WS_KEYS: Final = "SELECT {columns} FROM vectors WHERE model = ? AND key >= 'ws:' AND key < 'ws;'"
+
+
 def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str]]:
     """(key, text) of the texts without a vector: memories (newest first), then entries."""
     rows: list[tuple[str, str]] = []
@@ -135,7 +139,7 @@ def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str
             rows.append((key, text))
         if limit is not None and len(rows) >= limit:
             return rows
-    have = {r[0] for r in conn.execute("SELECT key FROM vectors WHERE model = ?", (MODEL,))}
+    have = {r[0] for r in conn.execute(_WS_KEYS.format(columns="key"), (MODEL,))}
     for (text,) in conn.execute("SELECT text FROM ws_entries ORDER BY id DESC"):
         key = ws_key(text)
         if key not in have and key not in seen:
@@ -247,7 +251,7 @@ def _load(conn: sqlite3.Connection, what: str, mat: _Matrix) -> _Matrix:
         for id_, text in conn.execute("SELECT id, text FROM ws_entries"):
             by_key.setdefault(ws_key(text), []).append(id_)
         rows = []
-        for key, vec in conn.execute("SELECT key, vec FROM vectors WHERE model = ?", (MODEL,)):
+        for key, vec in conn.execute(_WS_KEYS.format(columns="key, vec"), (MODEL,)):
             for id_ in by_key.get(key, ()):
                 rows.append((id_, vec))
     mat.stamp = stamp
