@@ -37,7 +37,7 @@ FLUSH_SECONDS = 1.0
 #: ... and whenever this many memories have pending counts.
 FLUSH_ITEMS = 256
 #: A search embeds at most this many texts that have no vector yet (newest first);
-#: `reindex` and `index sync` embed them all.
+#: `reindex` and the maintain job embed them all.
 CATCH_UP = 64
 
 
@@ -83,8 +83,8 @@ class Index:
         self._pending: dict[int, tuple[int, int]] = {}  # seq -> (accesses, last one)
         self._flushed_at = time.monotonic()
         self.chainless = False  # a data directory without a chain yet (without_chain)
-        #: Whether recall uses vectors (index/vectors.py), and how many missing ones a
-        #: search may embed first (a hook lowers it: it must answer quickly).
+        #: Whether recall uses vectors (index/vectors.py; the prompt hook turns it off: it
+        #: must answer quickly), and how many missing ones a search may embed first.
         self.semantic = vectors.enabled(settings.semantic)
         self.catch_up: int | None = CATCH_UP
         self.caught_up: tuple[int, ...] | None = None  # vectors.state() when none was missing

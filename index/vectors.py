@@ -11,9 +11,9 @@ memory.db's ``vectors`` table (specs/INDEX.md):
 * as float16 (768 bytes), read back into one float32 matrix per process and
   kept while the table does not change;
 * computed in batches of BATCH, never at ``add``: a search embeds what is
-  missing first (at most ``catch_up`` texts, newest first, so a hook stays
-  quick), ``memory-chain reindex`` and ``index sync`` embed the rest with a
-  progress bar;
+  missing first (at most ``catch_up`` texts, newest first, so that it stays
+  quick), ``memory-chain reindex`` (with a progress bar) and the maintain
+  job embed the rest;
 * deleted with their text when an entry is redacted, and pruned when no
   memory or workspace entry holds their text any more.
 
