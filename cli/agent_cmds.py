@@ -203,23 +203,48 @@ def hooks_status(project: str | None, openclaw_dir: str | None, as_json: bool) -
 @click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
 @click.option("--workspace", metavar="DIR", default=None, help="User workspace.")
 @click.option("--project", metavar="DIR", default=None, help="Project root.")
+@click.option(
+    "--http",
+    "http",
+    is_flag=True,
+    help="Serve the streamable HTTP transport on 127.0.0.1 instead of stdio.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="With --http: the port (0: a free one, printed).",
+)
 @dir_option
 @click.pass_context
-def mcp(ctx: click.Context, workspace: str | None, project: str | None) -> None:
-    """Run the MCP server on stdio (or register it with `mcp install`).
+def mcp(
+    ctx: click.Context, workspace: str | None, project: str | None, http: bool, port: int
+) -> None:
+    """Run the MCP server on stdio, or on HTTP on loopback (or register it with `mcp install`).
 
-    Tools: search, add, remember, context, list_files, read_file,
-    write_file, patch_file, append_file, delete_file, rename_file, verify,
-    prove. Resources: memory://<scope>/MEMORY.md and memory://context.
-    Needs the `mcp` package (a dependency).
+    Tools: search, get, recent, add, supersede, redact, remember,
+    review_queue, context, list_files, read_file, write_file, patch_file,
+    append_file, delete_file, rename_file, verify, prove. Resources:
+    memory://<scope>/MEMORY.md, memory://context and templates for an
+    entry, a proof and a workspace file. Prompts: recall, review,
+    changes-since.
+
+    With --http it answers at http://127.0.0.1:PORT/mcp, printed on stdout
+    with the token every request must send (Authorization: Bearer TOKEN);
+    $MEMORY_CHAIN_MCP_TOKEN sets the token (then it is not printed).
+    Ctrl-C stops it.
 
     \b
     Example:
         memory-chain mcp
+        memory-chain mcp --http --port 8765
         memory-chain mcp install claude-code --scope project
     """
     if ctx.invoked_subcommand is not None:
         return
+    if port and not http:
+        raise click.UsageError("--port needs --http")
     from memory_chain.integrations.api import Memory
 
     try:
@@ -230,7 +255,21 @@ def mcp(ctx: click.Context, workspace: str | None, project: str | None) -> None:
         raise OperationalError(
             f"the MCP server needs the mcp package ({exc})", hint="pip install 'mcp>=2.3,<3'"
         ) from None
-    serve(Memory(data_dir(), workspace=workspace, project=project))
+    memory = Memory(data_dir(), workspace=workspace, project=project)
+    if not http:
+        serve(memory)
+        return
+    from memory_chain.integrations.mcp_server import TOKEN_ENV, http_token, serve_http
+
+    token, made = http_token()
+
+    def ready(url: str) -> None:
+        click.echo(f"url {url}")
+        click.echo(f"token {token}" if made else f"token ${TOKEN_ENV}")
+        sys.stdout.flush()
+        click.echo("send Authorization: Bearer TOKEN with every request; Ctrl-C stops", err=True)
+
+    serve_http(memory, port=port, token=token, ready=ready)
 
 
 @mcp.command("install", context_settings=CONTEXT_SETTINGS)

@@ -3,7 +3,8 @@
     python examples/agent.py DATA_DIR
 
 It creates a chain in DATA_DIR (which must not hold one yet), remembers what
-a person told it and what it decided, recalls it for a new task, and checks
+a person told it and what it decided, withdraws what it should not have
+kept, recalls it for a new task, and checks
 that what it recalled is provable: the chain verifies and the decision has
 an inclusion proof. tests/test_api_types.py runs it and checks it with
 mypy --strict.
@@ -31,6 +32,9 @@ def main(data_dir: str) -> int:
             tier="committed",
         )
         memory.add("The staging database listens on port 5433", type="fact")
+        slip = memory.add("Dana's home address is 12 Elm Street", type="fact")
+        memory.redact(slip["seq"], "a person's address, not ours to keep")
+        assert memory.get(slip["seq"])["redacted_by"] is not None
         for f in recall(memory, "when can we deploy the web app"):
             where = f"seq {f['seq']}" if f["kind"] == "provable" else f"{f.get('path')}"
             print(f"{f['kind']:9} {where}: {f['text']}")

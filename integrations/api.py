@@ -14,13 +14,13 @@ used in-process by the hooks, the MCP server and the memory-tool adapter
         bundle = memory.prove(seq)
 
 Results are plain JSON-able dicts (what the CLI prints with --json), typed
-as TypedDicts where their shape is fixed (integrations/types.py: Added,
-Found); type, tier, source, scope and origin are Literal types, so a
-misspelled tier is a type error. Bad
-input raises memory_chain.chain.format.errors.MemoryChainError (InputError and
-friends) with a one-line ``message`` and a ``hint``; nothing is written
-then. The index is opened once and kept, so a long-running caller (the MCP
-server) pays for it once; ``close()`` (or ``with``) releases it.
+as TypedDicts (integrations/types.py: Added, Found, Entry, Verified ...);
+type, tier, source, scope and origin are Literal types, so a misspelled
+tier is a type error. Bad input raises MemoryChainError
+(memory_chain.chain.format.errors: InputError and friends) with a one-line
+``message`` and a ``hint``; nothing is written then. The index is opened
+once and kept, so a long-running caller (the MCP server) pays for it once;
+``close()`` (or ``with``) releases it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,22 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .types import Added, ContentType, Found, Origin, Scope, Source, Tier
+from .types import (
+    Added,
+    ContentType,
+    Entry,
+    Found,
+    Origin,
+    Proof,
+    Recent,
+    Redacted,
+    Remembered,
+    Scope,
+    Source,
+    Tier,
+    Verified,
+    Waiting,
+)
 
 if TYPE_CHECKING:
     from memory_chain.chain.format.keys import PassphraseSource
@@ -252,14 +267,13 @@ class Memory:
         assert r.content is not None  # a memory always has content
         return Added(seq=r.seq, hash=r.hash, ts=r.ts, content=r.content)
 
-    def get(self, seq: int) -> dict[str, Any]:
+    def get(self, seq: int) -> Entry:
         """Entry ``seq`` as `show SEQ --content --json` prints it: the signed entry's
         members, ``text`` (absent when redacted or lost) and ``redacted_by`` (the
         redaction's seq, or None)."""
         from memory_chain.chain.store.views import entry_view
 
-        view: dict[str, Any] = entry_view(self.ledger, seq, with_content=True).as_dict()
-        return view
+        return cast("Entry", entry_view(self.ledger, seq, with_content=True).as_dict())
 
     def supersede(
         self,
@@ -282,7 +296,7 @@ class Memory:
             content, type=type, tier=tier, source=source, meta={"supersedes": seq}, origin=origin
         )
 
-    def recent(self, *, limit: int = 10) -> list[dict[str, Any]]:
+    def recent(self, *, limit: int = 10) -> list[Recent]:
         """The newest ``limit`` memories of the chain that are shown (not redacted,
         archived, expired or replaced), newest first: seq, ts, type, tier, source, text."""
         from memory_chain.index.db import visible
@@ -294,25 +308,49 @@ class Memory:
             {"cutoff": index.cutoff(index.now()), "limit": max(limit, 0)},
         ).fetchall()
         keys = ("seq", "ts", "type", "tier", "source", "text")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [cast("Recent", dict(zip(keys, row, strict=True))) for row in rows]
 
-    def verify(self, *, full: bool = False) -> dict[str, Any]:
+    def verify(self, *, full: bool = False) -> Verified:
         """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
         from memory_chain.chain.audit.verify_ledger import verify_ledger
 
-        result: dict[str, Any] = verify_ledger(self.ledger, incremental=not full).as_dict()
-        return result
+        return cast("Verified", verify_ledger(self.ledger, incremental=not full).as_dict())
 
-    def prove(self, seq: int, *, with_content: bool = False) -> dict[str, Any]:
+    def prove(self, seq: int, *, with_content: bool = False) -> Proof:
         """A proof bundle for entry ``seq`` (as `prove` writes it), parsed."""
         import orjson
 
         from memory_chain.chain.audit.proofs import prove_entry
 
-        bundle: dict[str, Any] = orjson.loads(
-            prove_entry(self.ledger, seq, with_content=with_content)
+        return cast("Proof", orjson.loads(prove_entry(self.ledger, seq, with_content=with_content)))
+
+    def redact(self, seq: int, reason: str) -> Redacted:
+        """Withdraw the content of memory ``seq``: a signed redaction entry (with
+        ``reason``, in clear) is appended, then the content's record is erased from its
+        pack unless another shown memory holds the same words; the index forgets the
+        text at once. The chain still verifies.
+
+        Refused (InputError, nothing written) for a committed memory, a system entry,
+        a seq the chain does not have, or one already redacted.
+
+        >>> memory.redact(7, "it held a password")["erased"]
+        True
+        """
+        from memory_chain.chain.lifecycle.redact import redact
+        from memory_chain.index.db import purge_redacted
+
+        r = redact(self.ledger, seq, reason)
+        if self._index is None:
+            purge_redacted(self.data_dir)
+        else:
+            _ = self.index  # its sync deletes the text, its terms and its vector now
+        return Redacted(
+            target=r.target,
+            seq=r.entry.seq if r.entry else None,
+            content=r.content,
+            erased=r.blob_removed,
+            shared=r.blob_shared,
         )
-        return bundle
 
     # -- both halves -------------------------------------------------------
 
@@ -403,7 +441,7 @@ class Memory:
         confidence: float | None = None,
         untrusted: bool = False,
         origin: Origin = "agent",
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Add an entry to a scope's MEMORY.md unless one already says the same.
 
         ``origin``: where the words came from (workspace.provenance.ORIGINS); a
@@ -420,14 +458,13 @@ class Memory:
             untrusted=untrusted,
             origin="tool" if untrusted else origin,
         )
-        result: dict[str, Any] = outcome.as_dict()
-        return result
+        return cast("Remembered", outcome.as_dict())
 
-    def review_queue(self) -> list[dict[str, Any]]:
+    def review_queue(self) -> list[Waiting]:
         """What an agent or capture remembered that waits for a person (capture.review)."""
         from memory_chain.capture.review import pending
 
-        return [w.as_dict() for w in pending(self.workspace)]
+        return [cast("Waiting", w.as_dict()) for w in pending(self.workspace)]
 
     def files(self, request: dict[str, Any] | str | bytes) -> dict[str, Any]:
         """One memory-file tool call ({"tool": "read", "path": ...}): never raises.

@@ -124,8 +124,8 @@ def _data_dir(memory: Memory) -> list[Check]:
 
 def _chain(memory: Memory) -> list[Check]:
     report = memory.verify()
-    if not report["ok"]:
-        f = report["failure"]
+    f = report["failure"]
+    if f is not None:
         return [
             Check(
                 "chain",

@@ -128,8 +128,8 @@ def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
         "entries": verified["entries"],
         "checked": verified["checked"],
     }
-    if not verified["ok"]:
-        f = verified["failure"]
+    f = verified["failure"]
+    if f is not None:
         result.errors.append(f"the chain does not verify at seq {f['seq']}: {f['message']}")
     stats = chain_stats(memory.ledger)
     summary["stats"] = {k: stats[k] for k in ("entries", "by_tier") if k in stats}

@@ -9,9 +9,25 @@ plain dicts at run time (what ``--json`` prints), typed for a checker.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-__all__ = ["Added", "ContentType", "Found", "Origin", "Scope", "Source", "Tier"]
+__all__ = [
+    "Added",
+    "ContentType",
+    "Entry",
+    "FileInfo",
+    "Found",
+    "Origin",
+    "Proof",
+    "Recent",
+    "Redacted",
+    "Remembered",
+    "Scope",
+    "Source",
+    "Tier",
+    "Verified",
+    "Waiting",
+]
 
 #: What a memory is (chain/format/entry.py CONTENT_TYPES).
 ContentType = Literal[
@@ -67,3 +83,131 @@ class Found(TypedDict):
     line: NotRequired[int]
     section: NotRequired[str | None]
     stale: NotRequired[bool]
+
+
+class Entry(TypedDict):
+    """What ``Memory.get`` returns: the signed entry's 13 members (FORMAT.md 2.1), the
+    redaction's seq when its content was withdrawn, and its text when it is there."""
+
+    v: int
+    seq: int
+    ts: str
+    type: str
+    tier: Tier
+    source: Source
+    importance: int
+    content: str | None
+    size: int
+    prev: str | None
+    key: str
+    meta: dict[str, Any]
+    sig: str
+    redacted_by: int | None
+    text: NotRequired[str]
+
+
+class Recent(TypedDict):
+    """One memory of ``Memory.recent``: the newest shown first."""
+
+    seq: int
+    ts: str
+    type: ContentType
+    tier: Tier
+    source: Source
+    text: str
+
+
+class Redacted(TypedDict):
+    """What ``Memory.redact`` returns: the entry whose content was withdrawn, the
+    redaction's seq (None when this call only finished an earlier one), the content
+    hash, and whether its record was erased from its pack or kept (another memory
+    holds the same words)."""
+
+    target: int
+    seq: int | None
+    content: str
+    erased: bool
+    shared: bool
+
+
+class Failure(TypedDict):
+    """Where and why a verification failed (FORMAT.md 5.2)."""
+
+    seq: int
+    step: int
+    reason: str
+    message: str
+
+
+class Verified(TypedDict):
+    """What ``Memory.verify`` returns (`verify --json`; FORMAT.md 5.4)."""
+
+    ok: bool
+    entries: int
+    head: str | None
+    chain_id: str | None
+    key: str | None
+    verified_from: int | None
+    content_from: int | None
+    resumed: bool
+    checked: str | None
+    root: str | None
+    torn_tail_bytes: int
+    failure: Failure | None
+
+
+class ProvedLine(TypedDict):
+    """A chain line and its inclusion proof (hex hashes, leaf to root)."""
+
+    line: str
+    inclusion: list[str]
+
+
+class Proof(TypedDict):
+    """What ``Memory.prove`` returns: the proof bundle `prove` writes (FORMAT.md 8)."""
+
+    format: str
+    checkpoint: str
+    genesis: ProvedLine
+    rotations: list[ProvedLine]
+    entry: ProvedLine
+    anchors: list[dict[str, Any]]
+    public_key: str
+    content: NotRequired[str]
+
+
+class Remembered(TypedDict):
+    """What ``Memory.remember`` returns: what happened to the entry (added, unchanged,
+    updated, superseded ...), where it is, and the replaced wording when there was one."""
+
+    action: str
+    scope: Scope | None
+    path: str
+    line: int | None
+    text: str | None
+    section: str | None
+    merged: bool
+    old: NotRequired[str]
+    contradicts: NotRequired[list[int]]  # the lines of MEMORY.md it contradicts
+
+
+class Waiting(TypedDict):
+    """An entry waiting for a person's review (``Memory.review_queue``)."""
+
+    id: str
+    scope: Scope
+    line: int
+    section: str | None
+    text: str
+    origin: Origin
+    added: str | None
+    ref: str | None
+    seq: int | None
+
+
+class FileInfo(TypedDict):
+    """A memory file of a scope: its path in the scope, its summary line, its size."""
+
+    path: str
+    summary: str
+    size: int

@@ -27,6 +27,8 @@ def test_the_package_exports_memory_and_its_types() -> None:
 
     assert Memory is TheMemory
     assert (Added, Found) == (types.Added, types.Found)
+    assert set(memory_chain.__all__) - {"Memory"} == set(types.__all__)
+    assert all(getattr(memory_chain, name) is getattr(types, name) for name in types.__all__)
     assert get_args(ContentType) == CONTENT_TYPES
     assert get_args(Tier) == TIERS
     assert get_args(Source) == SOURCES
@@ -58,6 +60,31 @@ def test_memory_init_creates_a_chain_once(tmp_path: Path) -> None:
     with pytest.raises(ChainStateError, match="already exists"):
         Memory.init(tmp_path / "d", name="again")
     assert (tmp_path / "d" / "chain.jsonl").read_bytes() == before
+
+
+def test_memory_redact_withdraws_the_words_and_refuses_twice(tmp_path: Path) -> None:
+    from memory_chain import Memory
+    from memory_chain.chain.format.errors import InputError
+
+    with Memory.init(tmp_path / "d", name="typed", project=False) as memory:
+        seq = memory.add("Dana's phone is 555 0199", type="fact")["seq"]
+        assert memory.search("Dana phone")[0]["seq"] == seq  # the index holds it ...
+        done = memory.redact(seq, "a person's number")
+        assert done == {
+            "target": seq,
+            "seq": seq + 1,
+            "content": done["content"],
+            "erased": True,
+            "shared": False,
+        }
+        assert memory.search("Dana phone") == []  # ... and forgets it at once
+        entry = memory.get(seq)
+        assert entry["redacted_by"] == seq + 1 and "text" not in entry
+        before = (tmp_path / "d" / "chain.jsonl").read_bytes()
+        with pytest.raises(InputError, match="already redacted"):
+            memory.redact(seq, "again")
+        assert (tmp_path / "d" / "chain.jsonl").read_bytes() == before
+        assert memory.verify(full=True)["ok"] is True
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +139,7 @@ def test_the_example_agent_type_checks_strictly_and_runs(tmp_path: Path, install
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "provable  seq 1: We deploy the web app on Tuesdays, never on Fridays"
-    assert lines[-1] == "chain verified: True; decision 1 proved in a tree of 3 entries"
+    assert lines[-1] == "chain verified: True; decision 1 proved in a tree of 5 entries"
     again = subprocess.run(
         [sys.executable, str(EXAMPLE), str(tmp_path / "agent")],
         capture_output=True,

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from helpers.cli import SCRIPT, Cli
 from helpers.mcp_client import session as _session
@@ -44,6 +45,7 @@ TOOLS = {
     "prove",
     "get",
     "supersede",
+    "redact",
     "recent",
 }
 
@@ -92,7 +94,7 @@ def test_every_tool_has_a_title_and_says_what_it_may_do(served: tuple[Cli, Path]
         "verify",
     }
     destroys = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
-    assert destroys == {"write_file", "patch_file", "delete_file", "rename_file"}
+    assert destroys == {"write_file", "patch_file", "delete_file", "rename_file", "redact"}
 
 
 def test_a_session_adds_searches_remembers_and_proves(served: tuple[Cli, Path]) -> None:
@@ -243,6 +245,7 @@ def test_the_inspector_cli_lists_and_calls_tools(served: tuple[Cli, Path]) -> No
     assert TOOLS == {t["name"] for t in json.loads(listed.stdout)["tools"]}
     for t in json.loads(listed.stdout)["tools"]:  # what the Inspector shows a person
         assert t["title"] and "readOnlyHint" in t["annotations"], t
+        assert t["outputSchema"]["properties"] and t["outputSchema"]["required"], t["name"]
     called = _inspector(
         cli, here, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=pnpm"
     )
@@ -405,3 +408,122 @@ def test_supersede_and_recent(served: tuple[Cli, Path]) -> None:
     newest = recent.structured_content["memories"]
     assert newest[0]["seq"] == seq and all(m["seq"] != 3 for m in newest)
     assert old.structured_content["text"] == "Staging is on 5433"  # still in the chain
+
+
+def test_every_tool_says_what_it_returns_and_returns_it(served: tuple[Cli, Path]) -> None:
+    """Issue 26: every tool has an output schema that names its fields (not a bare
+    object), and what each returns in a real session validates against it."""
+    calls = [
+        ("search", {"query": "pnpm"}),
+        ("search", {"query": "pnpm", "compact": True, "limit": 1}),
+        ("add", {"content": "The build runs on Node 22", "type": "fact"}),
+        ("remember", {"text": "Runs the linter before each commit", "section": "Habits"}),
+        ("review_queue", {}),
+        ("context", {"query": "pnpm"}),
+        ("list_files", {}),
+        ("write_file", {"path": "facts/build.md", "content": "# Build\n\nNode 22\n"}),
+        ("read_file", {"path": "facts/build.md"}),
+        ("patch_file", {"path": "facts/build.md", "patches": [{"old": "22", "new": "24"}]}),
+        ("append_file", {"path": "facts/build.md", "entry": "npm 10"}),
+        ("rename_file", {"old": "facts/build.md", "new": "facts/node.md"}),
+        ("delete_file", {"path": "facts/node.md"}),
+        ("verify", {}),
+        ("prove", {"seq": 1, "with_content": True}),
+        ("get", {"seq": 1}),
+        ("supersede", {"seq": 3, "content": "Staging is on 5434", "type": "fact"}),
+        ("redact", {"seq": 3, "reason": "a wrong port"}),
+        ("recent", {"limit": 2}),
+    ]
+    assert {name for name, _ in calls} == TOOLS
+
+    async def body(s: ClientSession) -> Any:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        return tools, [(n, await s.call_tool(n, a)) for n, a in calls]
+
+    tools, results = _session(*served, body)
+    for name, tool in tools.items():
+        schema = tool.output_schema
+        assert schema and schema["type"] == "object" and schema["properties"], name
+        assert "additionalProperties" not in schema, name
+    for name, result in results:
+        assert result.is_error is False, (name, _text(result))
+        jsonschema.validate(result.structured_content, tools[name].output_schema)
+
+
+def test_redact_erases_a_memory_and_refuses_what_it_must(served: tuple[Cli, Path]) -> None:
+    """Issue 26: an agent that stored a secret by accident withdraws it; the chain
+    still verifies, the text is gone from get and search; committed memories and
+    unknown seqs are refused in one line that names the problem."""
+    cli, here = served
+
+    async def body(s: ClientSession) -> Any:
+        added = await s.call_tool("add", {"content": "The vault code is 4417", "type": "fact"})
+        seq = added.structured_content["seq"]
+        gone = await s.call_tool("redact", {"seq": seq, "reason": "held a code"})
+        again = await s.call_tool("redact", {"seq": seq, "reason": "again"})
+        kept = await s.call_tool("add", {"content": "Never deploy on Fridays", "tier": "committed"})
+        committed = await s.call_tool(
+            "redact", {"seq": kept.structured_content["seq"], "reason": "x"}
+        )
+        missing = await s.call_tool("redact", {"seq": 999, "reason": "x"})
+        no_reason = await s.call_tool("redact", {"seq": seq})
+        shown = await s.call_tool("get", {"seq": seq})
+        found = await s.call_tool("search", {"query": "vault code"})
+        checked = await s.call_tool("verify", {"full": True})
+        return seq, gone, again, committed, missing, no_reason, shown, found, checked
+
+    seq, gone, again, committed, missing, no_reason, shown, found, checked = _session(
+        cli, here, body
+    )
+    assert gone.structured_content["target"] == seq
+    assert gone.structured_content["seq"] == seq + 1 and gone.structured_content["erased"]
+    assert again.is_error and f"seq {seq} is already redacted" in _text(again)
+    assert committed.is_error and "committed" in _text(committed)
+    assert missing.is_error and "no entry with seq 999" in _text(missing)
+    assert no_reason.is_error and "reason: Field required" in _text(no_reason)
+    assert shown.structured_content["redacted_by"] == seq + 1
+    assert "text" not in shown.structured_content
+    assert all("4417" not in f["text"] for f in found.structured_content["results"])
+    assert checked.structured_content["ok"] is True
+    assert b"4417" not in b"".join(p.read_bytes() for p in (cli.root / "packs").rglob("*"))
+
+
+BAD_ARGUMENTS = [
+    ("search", {"query": ""}, "query"),
+    ("search", {"query": "x", "type": "memo"}, "type"),
+    ("search", {"query": "x", "since": "yesterday"}, "since"),
+    ("add", {"content": "x", "tier": "comitted"}, "tier"),
+    ("add", {"content": "x", "importance": 101}, "importance"),
+    ("remember", {"text": "x", "scope": "team"}, "scope"),
+    ("context", {"max_tokens": 5}, "max_tokens"),
+    ("list_files", {"scope": 3}, "scope"),
+    ("read_file", {"path": "MEMORY.md", "start": 0}, "start"),
+    ("write_file", {"path": "a.md"}, "content"),
+    ("patch_file", {"path": "a.md", "patches": []}, "patches"),
+    ("append_file", {"entry": "x"}, "path"),
+    ("delete_file", {}, "path"),
+    ("rename_file", {"old": "a.md"}, "new"),
+    ("verify", {"full": "all"}, "full"),
+    ("prove", {"seq": -1}, "seq"),
+    ("get", {"seq": "one"}, "seq"),
+    ("supersede", {"seq": 3}, "content"),
+    ("redact", {"seq": 0, "reason": "x"}, "seq"),
+    ("recent", {"limit": 0}, "limit"),
+    ("review_queue", {"scope": "user"}, "scope"),
+]
+
+
+def test_every_tool_names_the_argument_it_refuses(served: tuple[Cli, Path]) -> None:
+    """Issue 26: a bad call of any tool is one line that names the argument."""
+    assert {name for name, _, _ in BAD_ARGUMENTS} == TOOLS
+    cli, here = served
+    before = cli.chain.read_bytes()
+
+    async def body(s: ClientSession) -> list[Any]:
+        return [await s.call_tool(n, a) for n, a, _ in BAD_ARGUMENTS]
+
+    for (name, args, arg), result in zip(BAD_ARGUMENTS, _session(cli, here, body), strict=True):
+        text = _text(result)
+        assert result.is_error and "\n" not in text, (name, args, text)
+        assert arg in text, (name, args, text)
+    assert before == cli.chain.read_bytes()

@@ -10,9 +10,10 @@ The library's door is ``Memory`` (one data directory and its workspace)::
             print(found["score"], found["text"])
 
 ``Memory`` and the types of its arguments and results (``ContentType``,
-``Tier``, ``Source``, ``Scope``, ``Origin``, ``Added``, ``Found``) are
-imported on first use, so that importing the package (as the command line
-does) costs nothing.
+``Tier``, ``Source``, ``Scope``, ``Origin``; ``Added``, ``Found``, ``Entry``,
+``Recent``, ``Redacted``, ``Remembered``, ``Waiting``, ``Verified``,
+``Proof``, ``FileInfo``) are imported on first use, so that importing the
+package (as the command line does) costs nothing.
 """
 
 from __future__ import annotations
@@ -24,14 +25,39 @@ if TYPE_CHECKING:
     from memory_chain.integrations.types import (
         Added,
         ContentType,
+        Entry,
+        FileInfo,
         Found,
         Origin,
+        Proof,
+        Recent,
+        Redacted,
+        Remembered,
         Scope,
         Source,
         Tier,
+        Verified,
+        Waiting,
     )
 
-__all__ = ["Added", "ContentType", "Found", "Memory", "Origin", "Scope", "Source", "Tier"]
+__all__ = [
+    "Added",
+    "ContentType",
+    "Entry",
+    "FileInfo",
+    "Found",
+    "Memory",
+    "Origin",
+    "Proof",
+    "Recent",
+    "Redacted",
+    "Remembered",
+    "Scope",
+    "Source",
+    "Tier",
+    "Verified",
+    "Waiting",
+]
 
 _TYPES = frozenset(__all__) - {"Memory"}
 
