@@ -447,11 +447,13 @@ def redact(seq: int, reason: str, as_json: bool) -> None:
     from memory_chain.index.db import purge_redacted
 
     purge_redacted(ledger.layout.root)  # the index's copy of the text goes at once
+    erased_in = [f"content/{where}" for where in r.erased_in]
     info = {
         "target": r.target,
         "seq": r.entry.seq if r.entry else None,
         "content": r.content,
         "blob_removed": r.blob_removed,
+        "erased_in": erased_in,
         "blob_shared": r.blob_shared,
     }
     if as_json:
@@ -459,7 +461,7 @@ def redact(seq: int, reason: str, as_json: bool) -> None:
         return
     done = "finished an earlier redaction of" if r.entry is None else "redacted"
     blob = (
-        "its content erased from its pack"
+        f"its record erased (zeroed) in {' and '.join(erased_in)}"
         if r.blob_removed
         else (
             "its content kept: another entry holds the same content"

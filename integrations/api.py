@@ -349,6 +349,7 @@ class Memory:
             seq=r.entry.seq if r.entry else None,
             content=r.content,
             erased=r.blob_removed,
+            erased_in=[f"content/{where}" for where in r.erased_in],
             shared=r.blob_shared,
         )
 

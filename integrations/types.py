@@ -127,6 +127,7 @@ class Redacted(TypedDict):
     seq: int | None
     content: str
     erased: bool
+    erased_in: list[str]  # the pack files (content/packs/...) whose record was zeroed
     shared: bool
 
 

@@ -75,6 +75,7 @@ def test_memory_redact_withdraws_the_words_and_refuses_twice(tmp_path: Path) -> 
             "seq": seq + 1,
             "content": done["content"],
             "erased": True,
+            "erased_in": ["content/packs/00000000.pack"],
             "shared": False,
         }
         assert memory.search("Dana phone") == []  # ... and forgets it at once

@@ -261,6 +261,7 @@ def test_redact_non_committed(populated: Cli) -> None:
         info["blob_removed"],
         info["blob_shared"],
     )
+    assert info["erased_in"] == ["content/packs/00000000.pack"]
     assert stored_blob(populated.root, target["content"]) is None
     shown = populated.ok("show", "2", "--content", "--json").json()
     assert (5, False) == (shown["redacted_by"], "text" in shown)
@@ -274,7 +275,7 @@ def test_redact_keeps_a_shared_blob(raw: Cli) -> None:
     raw.ok("add", "same words")
     raw.ok("add", "same words", "--type", "fact")
     info = raw.ok("redact", "1", "--reason", "duplicate", "--json").json()
-    assert (False, True) == (info["blob_removed"], info["blob_shared"])
+    assert (False, True, []) == (info["blob_removed"], info["blob_shared"], info["erased_in"])
     assert "same words" == raw.ok("show", "2", "--content", "--json").json()["text"]
     assert 0 == raw.run("verify").code
 
@@ -283,7 +284,8 @@ def test_redact_says_what_happened_to_the_content(raw: Cli) -> None:
     """Issue 26: it said "blob deleted" though content lives in packs."""
     raw.ok("add", "a line to withdraw")
     out = raw.ok("redact", "1", "--reason", "wrong").out
-    assert out.strip() == "redacted seq 1; its content erased from its pack"
+    said = "redacted seq 1; its record erased (zeroed) in content/packs/00000000.pack"
+    assert out.strip() == said
 
 
 # -- keys ---------------------------------------------------------------------

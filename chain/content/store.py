@@ -515,10 +515,12 @@ class ContentStore:
             self._new_dir = False
         self._pending = False
 
-    def remove(self, content_hash: str) -> bool:
-        """Erase every copy of a blob durably (its bytes become zeros); True if one was there."""
+    def remove(self, content_hash: str) -> list[str]:
+        """Erase every copy of a blob durably (its bytes become zeros); where each copy was
+        (``packs/00000003.pack``, or the loose file of the old layout), relative to the
+        content folder: empty when none was there."""
         digest = _digest(content_hash)
-        erased = False
+        erased: list[str] = []
         for rec, _ in self._all_records(digest):
             if not rec.live:
                 continue
@@ -529,7 +531,7 @@ class ContentStore:
                 os.fdatasync(fd)
             finally:
                 os.close(fd)
-            erased = True
+            erased.append(f"packs/{rec.pack:08d}.pack")
         self._window = (-1, 0, b"")
         loose = self.loose_path(content_hash)
         try:
@@ -538,5 +540,5 @@ class ContentStore:
             pass
         else:
             fsync_dir(os.path.dirname(loose))
-            erased = True
+            erased.append(os.path.relpath(loose, self.root))
         return erased

@@ -24,8 +24,12 @@ class Redacted:
     entry: Appended | None  # None when this call only finished an earlier redaction
     target: int
     content: str
-    blob_removed: bool
+    erased_in: list[str]  # where its records were zeroed, relative to content/ (FORMAT.md 6.1)
     blob_shared: bool
+
+    @property
+    def blob_removed(self) -> bool:
+        return bool(self.erased_in)
 
 
 def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
@@ -86,5 +90,5 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
             "meta": {"target": seq, "content": content, "reason": reason},
         }
         appended = ledger.append_line(fd, head, self_checked(obj, signer))
-        removed = False if shared else ledger.store.remove(content)
+        removed = [] if shared else ledger.store.remove(content)
         return Redacted(appended, seq, content, removed, shared)
