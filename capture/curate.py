@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from memory_chain.chain.format.errors import InputError
-from memory_chain.workspace.dedup import Merger, normalize
+from memory_chain.workspace.archive import Replaced, replaced_wordings
+from memory_chain.workspace.dedup import Merger, normalize, relation
 from memory_chain.workspace.files import fsync_dir, locked, read_bytes
 from memory_chain.workspace.housekeeping import LINE_CAP, consolidate
 from memory_chain.workspace.markdown import shown
@@ -228,7 +229,18 @@ def curate(
         for i in items(s, window_days, sections=(CAPTURED, CANDIDATES))
     ]
     promos = []
+    retired: list[_Promotion] = []  # wordings a supersede replaced: never brought back
+    replaced: dict[str, list[Replaced]] = {}
     for p in _choose(workspace, window, done, threshold, review=review, rejected=rejected):
+        if p.scope.name not in replaced:
+            replaced[p.scope.name] = replaced_wordings(p.scope)
+        old = replaced[p.scope.name]
+        gone = next((r for r in old if relation(p.item.text, r.old) == "same"), None)
+        if gone is not None:
+            why = f"replaced on {gone.day} by {gone.by!r}: not brought back"
+            report.kept.append({**_info(p), "why": why})
+            retired.append(p)
+            continue
         try:
             check_text(p.item.text)  # before anything is written
         except InputError as exc:
@@ -281,7 +293,7 @@ def curate(
     for src, dst in olds:  # 4. old daily files
         report.archived.append(_archive(src, dst))
     moved = [Path(a["from"]) for a in report.archived if a["moved"]]
-    _save(user, promos, moved, today)
+    _save(user, [*promos, *retired], moved, today)
     return report
 
 
@@ -337,15 +349,7 @@ def _report(
 ) -> None:
     for n, p in enumerate(promos):
         action = actions[n]
-        info = {
-            "text": p.item.text,
-            "kind": p.item.kind,
-            "scope": p.scope.name,
-            "section": p.item.section,
-            "confidence": p.confidence,
-            "from": f"{p.item.scope.name}:{p.item.where}",
-            "why": p.why,
-        }
+        info = _info(p)
         if action.startswith("kept:"):
             report.kept.append({**info, "why": f"a person's entry wins: {action[5:]}"})
             continue
@@ -357,6 +361,18 @@ def _report(
         if action == "superseded":
             report.superseded.append(info)
         report.curated.append(info)
+
+
+def _info(p: _Promotion) -> dict[str, Any]:
+    return {
+        "text": p.item.text,
+        "kind": p.item.kind,
+        "scope": p.scope.name,
+        "section": p.item.section,
+        "confidence": p.confidence,
+        "from": f"{p.item.scope.name}:{p.item.where}",
+        "why": p.why,
+    }
 
 
 def _old_dailies(

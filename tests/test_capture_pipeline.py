@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -266,6 +266,38 @@ def test_a_persons_entry_wins_and_an_automatic_one_is_superseded(
     assert "- Use tabs, not spaces <!-- mc:" in text
     archive = ws.scopes["project"].archive("2026-11").read_text()
     assert "- Use spaces, not tabs <!-- mc: added=2026-01-01 src=auto -->\n" in archive
+
+
+def test_curation_never_brings_back_a_wording_a_person_replaced(ws: Workspace) -> None:
+    """Issue 26: after `ws supersede`, the old wording captured again (another day's
+    file, another session) was curated back in beside its replacement."""
+    from memory_chain.workspace.ops import supersede
+
+    project = ws.scopes["project"]
+    _daily(
+        ws, "local", "2026-11-20", [_line("We deploy on Tuesdays", "convention", 0.9, "project")]
+    )
+    curate(ws, now=NOW)
+    assert _texts(project.memory_md) == ["We deploy on Tuesdays"]
+    supersede(project, "We deploy on Tuesdays", "We deploy on Wednesdays", reason="moved")
+    _daily(
+        ws, "local", "2026-11-24", [_line("we deploy on tuesdays.", "convention", 0.9, "project")]
+    )
+    report = curate(ws, now=NOW)
+    assert _texts(project.memory_md) == ["We deploy on Wednesdays"]
+    assert [k["why"] for k in report.kept] == [
+        f"replaced on {date.today().isoformat()} by 'We deploy on Wednesdays': not brought back"
+    ]
+    assert curate(ws, now=NOW).kept == []  # marked curated: not reported again
+    # Once the replacement itself is gone, the old wording is a new memory again.
+    from memory_chain.workspace.ops import remove
+
+    remove(project, "We deploy on Wednesdays", reason="no fixed day now")
+    _daily(
+        ws, "local", "2026-11-25", [_line("We deploy on Tuesdays", "convention", 0.9, "project")]
+    )
+    curate(ws, now=NOW)
+    assert _texts(project.memory_md) == ["We deploy on Tuesdays"]
 
 
 def test_old_daily_files_move_to_the_archive_byte_for_byte(tmp_path: Path, ws: Workspace) -> None:
