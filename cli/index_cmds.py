@@ -158,6 +158,13 @@ def search(
             until=until.date() if until else None,
             offset=offset,
         )
+        backlog = index.backlog
+    if backlog:
+        click.echo(
+            "note: recall was lexical: more texts lack a vector than a search embeds; "
+            "`memory-chain reindex` embeds them",
+            err=True,
+        )
     if as_json:
         emit_json([f.as_dict() for f in found])
         return

@@ -87,7 +87,10 @@ class Index:
         #: must answer quickly), and how many missing ones a search may embed first.
         self.semantic = vectors.enabled(settings.semantic)
         self.catch_up: int | None = CATCH_UP
-        self.caught_up: tuple[int, ...] | None = None  # vectors.state() when none was missing
+        self.caught_up: tuple[int, ...] | None = None  # vectors.state() when last looked at
+        #: More texts lack a vector than a search may embed (a batch add, the extra installed
+        #: on an old chain): recall is lexical until `reindex` or the maintain job embeds them.
+        self.backlog = False
         self.vector_cache = vectors.Cache()
         self.query_vector: tuple[str, Any] | None = None  # the last query and its vector
 
@@ -204,7 +207,22 @@ class Index:
         recall is semantic; return how many (index/vectors.py)."""
         if not self.semantic:
             return 0
-        return vectors.embed_missing(self.conn, vectors.get_embedder(), limit=limit)
+        return vectors.embed_missing(self.conn, vectors.get_embedder(), limit=limit) or 0
+
+    def catch_up_vectors(self) -> None:
+        """Before a semantic search: embed the texts without a vector when there are at
+        most ``catch_up`` of them; with more, set ``backlog`` (recall stays lexical until
+        `reindex` or the maintain job embeds them: every search would be slow, and
+        ranked towards the few texts embedded so far). Looks only when something changed
+        since the last look (a scan of every memory: 0.6 s at 100k)."""
+        if not self.semantic or not self.catch_up:
+            return
+        now = vectors.state(self.conn)
+        if self.caught_up == now:
+            return
+        done = vectors.embed_missing(self.conn, None, limit=self.catch_up, whole=True)
+        self.backlog = done is None
+        self.caught_up = vectors.state(self.conn)
 
     def missing_vectors(self) -> int:
         """How many indexed texts have no vector yet (0 when recall is lexical)."""

@@ -337,17 +337,17 @@ def semantic_parts(index: Index, query: str, k: int, *, what: str = "memories") 
     """id -> cosine part (0..1) of the ``k`` rows nearest ``query`` (memory seqs, or
     workspace entry ids with ``what="entries"``); {} when recall is lexical.
 
-    Texts not yet embedded are embedded first, up to ``index.catch_up`` of them.
+    Texts not yet embedded are embedded first when there are at most
+    ``index.catch_up`` of them; with more, the result is {} (lexical) until
+    ``reindex`` or the maintain job embeds them (``index.backlog``).
     """
     if not index.semantic:
         return {}
     from . import vectors
 
-    if index.catch_up and index.caught_up != vectors.state(index.conn):
-        # the texts without a vector are looked for only when something changed since
-        # the last search found none (a scan of every memory: 0.6 s at 100k)
-        done = index.embed(limit=index.catch_up)
-        index.caught_up = vectors.state(index.conn) if done < index.catch_up else None
+    index.catch_up_vectors()
+    if index.backlog:
+        return {}
     cached = index.query_vector
     if cached is None or cached[0] != query:
         cached = index.query_vector = (query, vectors.get_embedder().query(query))

@@ -11,9 +11,10 @@ memory.db's ``vectors`` table (specs/INDEX.md):
 * as float16 (768 bytes), read back into one float32 matrix per process and
   kept while the table does not change;
 * computed in batches of BATCH, never at ``add``: a search embeds what is
-  missing first (at most ``catch_up`` texts, newest first, so that it stays
-  quick), ``memory-chain reindex`` (with a progress bar) and the maintain
-  job embed the rest;
+  missing first when that is at most ``catch_up`` texts (so that it stays
+  quick); with more (a batch add, the extra installed on an old chain)
+  recall stays lexical until ``memory-chain reindex`` (with a progress bar)
+  or the maintain job embeds them all;
 * deleted with their text when an entry is redacted, and pruned when no
   memory or workspace entry holds their text any more.
 
@@ -155,17 +156,29 @@ def missing_count(conn: sqlite3.Connection) -> int:
     return len(_missing(conn, None))
 
 
-def embed_missing(conn: sqlite3.Connection, embedder: Embedder, *, limit: int | None = None) -> int:
+def embed_missing(
+    conn: sqlite3.Connection,
+    embedder: Embedder | None,
+    *,
+    limit: int | None = None,
+    whole: bool = False,
+) -> int | None:
     """Embed up to ``limit`` texts that have no vector (all with None); return how many.
+    With ``whole``, only when all of them fit in ``limit``: None when more are missing
+    (nothing is embedded then, and the model is not loaded: ``embedder`` may be None).
 
     Each batch is written in a transaction of its own, so an interrupted run
     keeps what it did; the command's progress bar, if any, shows it.
     """
-    import numpy as np
-
-    todo = _missing(conn, limit)
+    todo = _missing(conn, None if limit is None else limit + whole)
+    if limit is not None and len(todo) > limit:
+        return None
     if not todo:
         return 0
+    import numpy as np
+
+    if embedder is None:
+        embedder = get_embedder()
     advance = track("embed", len(todo), "texts")
     for start in range(0, len(todo), BATCH):
         batch = todo[start : start + BATCH]

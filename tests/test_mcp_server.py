@@ -246,6 +246,14 @@ def test_the_inspector_cli_lists_and_calls_tools(served: tuple[Cli, Path]) -> No
     for t in json.loads(listed.stdout)["tools"]:  # what the Inspector shows a person
         assert t["title"] and "readOnlyHint" in t["annotations"], t
         assert t["outputSchema"]["properties"] and t["outputSchema"]["required"], t["name"]
+    prompts = _inspector(cli, here, "--method", "prompts/list")
+    assert 0 == prompts.returncode, prompts.stderr
+    names = {p["name"] for p in json.loads(prompts.stdout)["prompts"]}
+    assert {"recall", "review", "changes-since"} == names
+    templates = _inspector(cli, here, "--method", "resources/templates/list")
+    assert 0 == templates.returncode, templates.stderr
+    uris = {t["uriTemplate"] for t in json.loads(templates.stdout)["resourceTemplates"]}
+    assert {"memory://entry/{seq}", "memory://proof/{seq}", "memory://{scope}/files/{path}"} == uris
     called = _inspector(
         cli, here, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=pnpm"
     )
