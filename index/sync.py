@@ -40,8 +40,6 @@ from memory_chain.chain.format.entry import ORIGINS
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 from memory_chain.chain.format.progress import track
 
-from .timeref import spoken_of
-
 __all__ = [
     "IndexWarning",
     "State",
@@ -109,6 +107,14 @@ def estimate_tokens(text: str) -> int:
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _spoken_of(text: str, said: date) -> tuple[date, date] | None:
+    """timeref.spoken_of, imported when a row is first read: its patterns take 7 ms to
+    compile, and a sync that adds nothing (the session start's) needs none of them."""
+    from .timeref import spoken_of
+
+    return spoken_of(text, said)
 
 
 def said_on(date_meta: Any, day_of_ts: date) -> date:
@@ -299,7 +305,7 @@ class _Builder:
         if said is None:
             said = self._day_cache[ts] = datetime.fromtimestamp(created / 1e6, UTC).date()
         said = said_on(obj["meta"].get("date"), said)
-        about = None if text is None or not self.read_time else spoken_of(text, said)
+        about = None if text is None or not self.read_time else _spoken_of(text, said)
         return (
             obj["seq"],
             digest,
