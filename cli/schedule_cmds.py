@@ -100,7 +100,7 @@ def schedule_install(
     for job, why in done.skipped.items():
         click.echo(f"not scheduled: {job} ({why})")
     if done.note:
-        click.echo(f"note: {done.note}")
+        click.echo(f"note: {done.note}", err=True)
 
 
 @schedule.command("status", context_settings=CONTEXT_SETTINGS)

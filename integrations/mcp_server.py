@@ -396,7 +396,9 @@ def build_server(memory: Memory) -> MCPServer:
     @_typed
     async def context(
         query: Annotated[str | None, Field(description="The task, to rank by.")] = None,
-        max_tokens: Annotated[int, Field(ge=100, le=32000)] = 2000,
+        max_tokens: Annotated[
+            int, Field(ge=100, le=32000, description="The block's budget, in tokens.")
+        ] = 2000,
     ) -> str:
         try:
             block: str = memory.context(query=query, max_tokens=max_tokens)["markdown"]
@@ -422,8 +424,12 @@ def build_server(memory: Memory) -> MCPServer:
     async def read_file(
         path: PathArg,
         scope: ScopeArg = "user",
-        start: Annotated[int | None, Field(ge=1)] = None,
-        end: Annotated[int | None, Field(ge=1)] = None,
+        start: Annotated[
+            int | None, Field(ge=1, description="The first line to read (1-based).")
+        ] = None,
+        end: Annotated[
+            int | None, Field(ge=1, description="The last line to read (included).")
+        ] = None,
     ) -> str:
         text: str = _files(
             memory, {"tool": "read", "scope": scope, "path": path, "start": start, "end": end}
@@ -438,7 +444,7 @@ def build_server(memory: Memory) -> MCPServer:
     @_typed
     async def write_file(
         path: PathArg,
-        content: str,
+        content: Annotated[str, Field(description="The file's whole new text (markdown).")],
         scope: ScopeArg = "user",
         summary: Annotated[str | None, Field(description="The > Summary: line.")] = None,
     ) -> FileWritten:
@@ -471,7 +477,7 @@ def build_server(memory: Memory) -> MCPServer:
     @_typed
     async def append_file(
         path: PathArg,
-        entry: str,
+        entry: Annotated[str, Field(description="The entry to add at the end, markdown.")],
         scope: ScopeArg = "user",
         summary: Annotated[str | None, Field(description="The > Summary: line.")] = None,
     ) -> FileAppended:
@@ -521,7 +527,7 @@ def build_server(memory: Memory) -> MCPServer:
     )
     @_typed
     async def prove(
-        seq: Annotated[int, Field(ge=0)],
+        seq: Annotated[int, Field(ge=0, description="The entry to prove.")],
         with_content: Annotated[bool, Field(description="Include the memory's text.")] = False,
     ) -> Proof:
         try:

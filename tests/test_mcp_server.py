@@ -63,6 +63,13 @@ def test_tools_have_typed_input_schemas(served: tuple[Cli, Path]) -> None:
     scope = tools["read_file"].input_schema["properties"]["scope"]
     assert ["user", "project", "local"] == scope["enum"]
     assert all(t.description for t in tools.values())
+    undescribed = [
+        (t.name, name)
+        for t in tools.values()
+        for name, prop in t.input_schema.get("properties", {}).items()
+        if not prop.get("description")
+    ]
+    assert undescribed == []
     add = tools["add"].input_schema["properties"]
     assert "committed" in add["tier"]["enum"] and "decision" in add["type"]["enum"]
     assert ["seq", "hash", "ts", "content"] == list(tools["add"].output_schema["properties"])
