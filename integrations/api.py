@@ -244,6 +244,10 @@ class Memory:
         Refused (InputError, nothing written) when it looks like a secret, and
         (IntegrityError) when the chain does not verify: it is verified
         incrementally first, so nothing is signed on top of an edited chain.
+
+        >>> added = memory.add("We deploy on Tuesdays", type="decision", tier="committed")
+        >>> added["seq"], added["content"][:3]
+        (1, 'b3:')
         """
         from memory_chain.chain.audit.verify_ledger import require_verified
         from memory_chain.chain.format.errors import InputError
@@ -270,7 +274,12 @@ class Memory:
     def get(self, seq: int) -> Entry:
         """Entry ``seq`` as `show SEQ --content --json` prints it: the signed entry's
         members, ``text`` (absent when redacted or lost) and ``redacted_by`` (the
-        redaction's seq, or None)."""
+        redaction's seq, or None).
+
+        >>> entry = memory.get(1)
+        >>> entry["type"], entry["text"], entry["redacted_by"]
+        ('decision', 'We deploy on Tuesdays', None)
+        """
         from memory_chain.chain.store.views import entry_view
 
         return cast("Entry", entry_view(self.ledger, seq, with_content=True).as_dict())
@@ -290,6 +299,9 @@ class Memory:
         search and the session start show the new one instead.
 
         Refused (InputError, nothing written) when ``seq`` is not a memory.
+
+        >>> memory.supersede(1, "We deploy on Wednesdays", type="decision")["seq"]
+        2
         """
         self.index.require_memory(seq, "supersedes")
         return self.add(
@@ -298,7 +310,11 @@ class Memory:
 
     def recent(self, *, limit: int = 10) -> list[Recent]:
         """The newest ``limit`` memories of the chain that are shown (not redacted,
-        archived, expired or replaced), newest first: seq, ts, type, tier, source, text."""
+        archived, expired or replaced), newest first: seq, ts, type, tier, source, text.
+
+        >>> [(m["seq"], m["text"]) for m in memory.recent(limit=5)]
+        [(2, 'We deploy on Wednesdays')]
+        """
         from memory_chain.index.db import visible
 
         index = self.index
@@ -311,13 +327,23 @@ class Memory:
         return [cast("Recent", dict(zip(keys, row, strict=True))) for row in rows]
 
     def verify(self, *, full: bool = False) -> Verified:
-        """Verify the chain (incrementally unless ``full``): what `verify --json` prints."""
+        """Verify the chain (incrementally unless ``full``): what `verify --json` prints.
+
+        >>> checked = memory.verify(full=True)
+        >>> checked["ok"], checked["entries"], checked["failure"]
+        (True, 5, None)
+        """
         from memory_chain.chain.audit.verify_ledger import verify_ledger
 
         return cast("Verified", verify_ledger(self.ledger, incremental=not full).as_dict())
 
     def prove(self, seq: int, *, with_content: bool = False) -> Proof:
-        """A proof bundle for entry ``seq`` (as `prove` writes it), parsed."""
+        """A proof bundle for entry ``seq`` (as `prove` writes it), parsed.
+
+        >>> bundle = memory.prove(2)
+        >>> bundle["format"], bundle["checkpoint"].splitlines()[1]
+        ('memory-chain-proof/1', '5')
+        """
         import orjson
 
         from memory_chain.chain.audit.proofs import prove_entry
@@ -333,8 +359,9 @@ class Memory:
         Refused (InputError, nothing written) for a committed memory, a system entry,
         a seq the chain does not have, or one already redacted.
 
-        >>> memory.redact(7, "it held a password")["erased"]
-        True
+        >>> slip = memory.add("Dana's phone number is 555 0199", type="fact")["seq"]
+        >>> memory.redact(slip, "a person's number")["erased_in"]
+        ['content/packs/00000000.pack']
         """
         from memory_chain.chain.lifecycle.redact import redact
         from memory_chain.index.db import purge_redacted
@@ -372,7 +399,11 @@ class Memory:
         """The best ``limit`` memories of the chain and the workspace for ``query``, after
         the first ``offset``. ``type``, ``tier`` and ``source`` filter chain memories (the
         workspace is then not searched), ``scope`` workspace entries (the chain is then
-        not searched); ``since`` / ``until`` (``YYYY-MM-DD``, until included) both."""
+        not searched); ``since`` / ``until`` (``YYYY-MM-DD``, until included) both.
+
+        >>> [(f["kind"], f.get("seq"), f["text"]) for f in memory.search("when do we deploy")]
+        [('provable', 2, 'We deploy on Wednesdays')]
+        """
         from memory_chain.workspace.recall import search
 
         found = search(
@@ -403,6 +434,10 @@ class Memory:
 
         With ``verify`` the chain is verified (incrementally) first and the
         block says so; entries from a failing seq on are left out.
+
+        >>> block = memory.context(query="deploy the web app")["markdown"]
+        >>> "We deploy on Wednesdays" in block, "Tuesdays" in block
+        (True, False)
         """
         from memory_chain.workspace.context import DEFAULT_CHAR_CAP, session_context
 
@@ -447,6 +482,9 @@ class Memory:
 
         ``origin``: where the words came from (workspace.provenance.ORIGINS); a
         program writes as an ``agent`` unless it says a person typed them.
+
+        >>> memory.remember("Prefers short answers", section="User Preferences")["action"]
+        'added'
         """
         from memory_chain.workspace.ops import remember
 
@@ -462,7 +500,11 @@ class Memory:
         return cast("Remembered", outcome.as_dict())
 
     def review_queue(self) -> list[Waiting]:
-        """What an agent or capture remembered that waits for a person (capture.review)."""
+        """What an agent or capture remembered that waits for a person (capture.review).
+
+        >>> [(w["text"], w["origin"]) for w in memory.review_queue()]
+        [('Prefers short answers', 'agent')]
+        """
         from memory_chain.capture.review import pending
 
         return [cast("Waiting", w.as_dict()) for w in pending(self.workspace)]

@@ -162,3 +162,43 @@ def test_a_misspelled_tier_is_a_type_error(tmp_path: Path, installed: Path) -> N
     checked = _mypy(wrong, installed)
     assert checked.returncode == 1
     assert 'Argument "tier" to "add" of "Memory" has incompatible type' in checked.stdout
+
+
+#: The API's examples, in the order they build on each other (add makes seq 1, ...).
+EXAMPLES = (
+    "add",
+    "get",
+    "supersede",
+    "recent",
+    "search",
+    "context",
+    "redact",
+    "verify",
+    "prove",
+    "remember",
+    "review_queue",
+)
+
+
+def test_the_docstring_examples_are_true(tmp_path: Path) -> None:
+    """Each public method of Memory shows an example; they run here, in turn, on one
+    new chain (doctest would run them in alphabetical order)."""
+    import doctest
+
+    from memory_chain import Memory
+
+    documented = {
+        name
+        for name in vars(Memory)
+        if not name.startswith("_") and ">>>" in (getattr(Memory, name).__doc__ or "")
+    }
+    assert documented == set(EXAMPLES) | {"init"}
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    with Memory.init(tmp_path / "d", name="doc", workspace=tmp_path / "ws", project=False) as m:
+        globs = {"memory": m}
+        for name in EXAMPLES:
+            doc = getattr(Memory, name).__doc__
+            runner.run(parser.get_doctest(doc, globs, name, None, 0), clear_globs=False)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted >= len(EXAMPLES) + 5
