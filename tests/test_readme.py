@@ -167,6 +167,38 @@ def test_mcp_section_runs(tmp_path: Path) -> None:
     assert out.stdout.startswith("We deploy on Tuesdays\n# Memory context")
 
 
+def test_mcp_over_http_block_runs(tmp_path: Path) -> None:
+    """The HTTP block as one script (its server runs in the background and is stopped by
+    the block's last line), on a free port instead of 8765."""
+    import socket
+
+    inspector = Path(__file__).resolve().parent.parent / "node_modules" / ".bin" / "mcp-inspector"
+    block = sh_blocks(section(README, "## Use over MCP"))[2]
+    assert "mcp --http --port 8765 &" in block and block.rstrip().endswith("kill -INT %1")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    script = block.replace("npx @modelcontextprotocol/inspector", str(inspector))
+    script = script.replace("8765", port)
+    env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMORY_CHAIN_DIR=str(tmp_path / "data"),
+        MEMORY_CHAIN_SEMANTIC="0",
+        PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    )
+    done = subprocess.run(
+        ["bash", "-e", "-c", f"set -m\n{script}\nwait"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"name": "search"' in done.stdout and '"name": "redact"' in done.stdout
+
+
 def test_schedule_section_runs(tmp_path: Path) -> None:
     block = sh_blocks(section(README, "## Schedule the jobs"))[0]
     runtime = tmp_path / "run"
