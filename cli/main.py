@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "schedule": "schedule_cmds:schedule",
     "job": "schedule_cmds:job",
     "doctor": "agent_cmds:doctor",
+    "ui": "console_cmd:ui",
 }
 
 
@@ -86,6 +87,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Workspace",
         (
+            ("ui", "Open a local page to see, review, edit and prove memory."),
             ("ws", "Edit MEMORY.md and the daily files of each scope."),
             ("files", "Read and write one scope's memory files."),
         ),

@@ -32,6 +32,7 @@ from .scopes import Scope
 __all__ = [
     "DEFAULT_SECTION",
     "SECTIONS",
+    "EditConflict",
     "NewMemory",
     "Outcome",
     "archive_block",
@@ -78,6 +79,16 @@ class Outcome:
             "merged": self.merged,
             **self.detail,
         }
+
+
+class EditConflict(InputError):
+    """The entry changed since the editor read it; ``current`` holds its words now."""
+
+    def __init__(self, current: str) -> None:
+        super().__init__(
+            "the entry changed since it was read", hint="both texts are shown; keep one"
+        )
+        self.current = current
 
 
 def iso(day: date) -> str:
@@ -330,11 +341,14 @@ def update(
     today: date | None = None,
     base: bytes | str | None = "",
     origin: str = "person",
+    expect: str | None = None,
 ) -> Outcome:
     """Change an entry's text in place (its line only); it counts as confirmed today.
 
     The new words are ``origin``'s: a person's edit of an automatic entry makes
     it theirs (guidance), an agent's edit of a person's makes it the agent's.
+    ``expect``: the entry's words when the editor read them; if they are other
+    words now (an edit in between), EditConflict, and nothing is written.
     """
     day = today or date.today()
     text = check_text(text)
@@ -342,6 +356,8 @@ def update(
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
         e = find_entry(doc, match, section)
+        if expect is not None and e.text != expect:
+            raise EditConflict(e.text)
         if e.meta.values:
             meta = stamp(e.meta.with_(confirmed=iso(day)), text, origin)
         else:  # a hand-written entry: a person's edit keeps it bare, an agent's is marked
