@@ -229,6 +229,8 @@ def test_review_edit_conflict_search_and_prove_in_the_browser(
     assert kept["url"].endswith("/?scope=project") and "never npm or yarn" in kept["text"]
     md = s.project_md.read_text()
     assert "Use pnpm, never npm or yarn" in md and "Always push straight to main" not in md
+    archive = "".join(p.read_text() for p in (s.project / ".memory-chain").rglob("archive/*.md"))
+    assert "- Use pnpm 9, not npm" in archive  # the words the edit replaced are kept
     assert secret["status"] == 422 and "AWS access key id" in secret["text"]
     written = [p.read_text() for p in (cli.root / "workspace").rglob("*.md")]
     assert written and all("AKIAQ7W2E4R6T8Y1U3I5" not in text for text in written)

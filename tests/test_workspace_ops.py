@@ -134,6 +134,22 @@ def test_update_changes_one_line(scope: Scope) -> None:
     assert "confirmed=2026-12-01" in after[3]
 
 
+def test_update_keeps_the_old_words_and_refuses_a_stale_edit(scope: Scope) -> None:
+    """Issue 28: an edit archives what it replaced (WORKSPACE.md 4.4, revision 8); an
+    editor that read other words than the file holds now gets EditConflict and writes
+    nothing."""
+    ops.remember(scope, "Staging DB on 5432", section="Workflow", today=DAY)
+    ops.update(scope, "4", "Staging DB on 5433", today=date(2026, 12, 1))
+    archive = scope.archive("2026-12").read_text()
+    assert "## 2026-12-01 updated from Workflow\n> Reason: edited\n" in archive
+    assert "> Replaced by: Staging DB on 5433\n\n- Staging DB on 5432 <!-- mc:" in archive
+    before = (scope.memory_md.read_bytes(), scope.archive("2026-12").read_bytes())
+    with pytest.raises(ops.EditConflict) as caught:
+        ops.update(scope, "4", "Staging DB on 6000", expect="Staging DB on 5432")
+    assert caught.value.current == "Staging DB on 5433"
+    assert before == (scope.memory_md.read_bytes(), scope.archive("2026-12").read_bytes())
+
+
 def test_ambiguous_and_missing_matches_are_errors(scope: Scope) -> None:
     """A match naming two entries, or none, is an error listing the lines; nothing is written."""
     ops.remember(scope, "Use pnpm for installs", today=DAY)

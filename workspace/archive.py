@@ -15,13 +15,14 @@ from .scopes import Scope
 
 __all__ = ["Replaced", "replaced_wordings"]
 
-_SUPERSEDED = re.compile(r"(\d{4}-\d{2}-\d{2}) superseded from ")
+_REPLACED = re.compile(r"(\d{4}-\d{2}-\d{2}) (?:superseded|updated) from ")
 _BY = "> Replaced by: "
 
 
 @dataclass(frozen=True, slots=True)
 class Replaced:
-    """An entry a supersede archived: its words, what replaced them, and the day."""
+    """An entry a supersede or an update archived: its words, what replaced them, and the
+    day."""
 
     old: str
     by: str
@@ -29,8 +30,8 @@ class Replaced:
 
 
 def replaced_wordings(scope: Scope) -> list[Replaced]:
-    """Every superseded entry of the scope's archive whose replacement is still an entry of
-    its MEMORY.md, oldest first. Files that cannot be read count as empty."""
+    """Every superseded or updated entry of the scope's archive whose replacement is still
+    an entry of its MEMORY.md, oldest first. Files that cannot be read count as empty."""
     try:
         current = Document.parse(scope.memory_md.read_bytes())
     except OSError:
@@ -47,11 +48,12 @@ def replaced_wordings(scope: Scope) -> list[Replaced]:
 
 
 def _records(archive: Document) -> list[Replaced]:
-    """The supersede records of an archive file: a ``## DAY superseded from SECTION``
-    heading, its ``> Replaced by:`` line and the entry that was replaced."""
+    """The supersede and update records of an archive file: a ``## DAY superseded from
+    SECTION`` (or ``updated from``) heading, its ``> Replaced by:`` line and the entry
+    that was replaced."""
     out = []
     for section in archive.sections:
-        heading = _SUPERSEDED.match(section.title)
+        heading = _REPLACED.match(section.title)
         if heading is None or not section.entries:
             continue
         lines = archive.lines[section.start : section.end]

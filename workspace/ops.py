@@ -348,7 +348,9 @@ def update(
     The new words are ``origin``'s: a person's edit of an automatic entry makes
     it theirs (guidance), an agent's edit of a person's makes it the agent's.
     ``expect``: the entry's words when the editor read them; if they are other
-    words now (an edit in between), EditConflict, and nothing is written.
+    words now (an edit in between), EditConflict, and nothing is written. The
+    old lines go to the archive (``updated``, with the new words), unless the
+    words did not change.
     """
     day = today or date.today()
     text = check_text(text)
@@ -358,6 +360,9 @@ def update(
         e = find_entry(doc, match, section)
         if expect is not None and e.text != expect:
             raise EditConflict(e.text)
+        if e.text != text:
+            block = archive_block(doc, e, action="updated", reason="edited", day=day, by=text)
+            append_archive(scope, block, day)
         if e.meta.values:
             meta = stamp(e.meta.with_(confirmed=iso(day)), text, origin)
         else:  # a hand-written entry: a person's edit keeps it bare, an agent's is marked
