@@ -10,7 +10,7 @@
 //   {do: "replace", file, old, new}     edit a file behind the page's back
 //   {do: "download", selector, path}    click, save what it downloads
 //   {do: "read"}                        record the page's URL, status and text
-// Output: {reads: [{url, status, text, focused}], requests, errors}; requests lists any
+// Output: {reads: [{url, status, text, focused, ms}], requests, errors}; requests lists any
 // request to somewhere other than the console.
 import { readFileSync, writeFileSync } from "node:fs";
 import { chromium } from "playwright-core";
@@ -67,7 +67,9 @@ try {
     } else if (step.do === "read") {
       const text = await page.evaluate(() => document.body.innerText);
       const focused = await page.evaluate(() => document.activeElement?.textContent ?? "");
-      reads.push({ url: page.url(), status, text, focused });
+      // from the request to the load event, as the browser measured it
+      const ms = await page.evaluate(() => performance.getEntriesByType("navigation")[0]?.duration ?? null);
+      reads.push({ url: page.url(), status, text, focused, ms });
     } else {
       throw new Error(`unknown step ${JSON.stringify(step)}`);
     }
