@@ -362,7 +362,33 @@ async def session_page(console: Console, request: Any) -> Any:
     from memory_chain.index.sync import estimate_tokens
 
     block = console.memory.context()["markdown"]
-    return _html("Session start", pages.session(block, estimate_tokens(block)), here="/session")
+    past = _past_sessions(console.memory.data_dir / "logs" / "injected.jsonl")
+    body = pages.session(block, estimate_tokens(block), past)
+    return _html("Session start", body, here="/session")
+
+
+def _past_sessions(path: Path, most: int = 20) -> list[dict[str, Any]]:
+    """The newest ``most`` session starts of the SessionStart hook's log, newest first (its
+    last 1 MiB is read; a line that is not a record is skipped)."""
+    import orjson
+
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - (1 << 20)))
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for raw in reversed(lines):
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("items"), list):
+            out.append(record)
+            if len(out) == most:
+                break
+    return out
 
 
 async def integrity_page(console: Console, request: Any) -> Any:

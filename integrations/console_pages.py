@@ -305,12 +305,28 @@ def search(form: dict[str, str], found: Sequence[dict[str, Any]] | None, message
 # -- session start, integrity -------------------------------------------------------------
 
 
-def session(markdown: str, tokens: int) -> str:
-    return (
+def session(markdown: str, tokens: int, past: Sequence[dict[str, Any]] = ()) -> str:
+    parts = [
         f"<p>The block the next session receives: about {tokens:,} tokens "
         "(characters / 4), verified and built as the SessionStart hook builds it.</p>"
-        f"<pre>{e(markdown)}</pre>"
-    )
+        f"<pre>{e(markdown)}</pre><h2>Past session starts</h2>"
+    ]
+    if not past:
+        parts.append("<p>None logged yet: the SessionStart hook logs what it injects.</p>")
+    for record in past:
+        items = "".join(
+            f'<li>{e(i.get("text", ""))} <span class="where">{e(i.get("where", ""))} · '
+            f"{e(i.get('group', ''))}</span></li>"
+            for i in record["items"]
+            if isinstance(i, dict)
+        )
+        session_id = str(record.get("session") or "?")[:8]
+        parts.append(
+            f"<details><summary>{e(record.get('ts', ''))} · session {e(session_id)} · "
+            f"{e(record.get('source', ''))} · {len(record['items'])} memories, "
+            f"{e(record.get('tokens', '?'))} tokens</summary><ul>{items}</ul></details>"
+        )
+    return "".join(parts)
 
 
 def integrity(

@@ -147,8 +147,40 @@ def session_start(data_dir: Path, payload: dict[str, Any]) -> str:
     memory = _memory(data_dir, payload)
     _need_chain(memory)
     with memory:
-        block = memory.context(max_tokens=CONTEXT_TOKENS, char_cap=CONTEXT_CHARS)["markdown"]
-    return _additional_context("SessionStart", block)
+        ctx = memory.context(max_tokens=CONTEXT_TOKENS, char_cap=CONTEXT_CHARS)
+    log_injection(data_dir, payload, ctx)
+    return _additional_context("SessionStart", ctx["markdown"])
+
+
+#: What each session start injected, one JSON object a line (the console's Session page).
+INJECTED_LOG: Final = "injected.jsonl"
+
+
+def log_injection(data_dir: Path, payload: dict[str, Any], ctx: dict[str, Any]) -> None:
+    """Append what the block held (WORKSPACE.md 13.1): when, the session, its tokens, and
+    each memory's place and first words. Best effort: a hook never fails on its log."""
+    import orjson
+
+    from .files import append_line, utc_now
+
+    items = []
+    for i in ctx.get("items", []):
+        if i.get("kind") == "provable":
+            where = f"seq {i.get('seq')}"
+        elif i.get("scope"):
+            where = f"{i['scope']}:{i.get('path')}:{i.get('line')}"
+        else:
+            continue  # a notice, not a memory
+        items.append({"group": i.get("group"), "where": where, "text": str(i.get("text"))[:160]})
+    record = {
+        "ts": utc_now(),
+        "session": str(payload.get("session_id") or "")[:64],
+        "source": str(payload.get("source") or "")[:20],
+        "tokens": ctx.get("tokens"),
+        "items": items,
+    }
+    with suppress(OSError):
+        append_line(data_dir, INJECTED_LOG, orjson.dumps(record).decode())
 
 
 _CLOCK: Final = re.compile(r"^\d{2}:\d{2} ")

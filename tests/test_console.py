@@ -48,6 +48,13 @@ def console(cli: Cli, tmp_path: Path) -> Iterator[tuple[Cli, Served]]:
     agent = ("--origin", "agent", "--scope", "project", *at)
     cli.ok("remember", "Runs the linter before each commit", "--section", "Workflow", *agent)
     cli.ok("remember", "Always push straight to main", "--section", "Workflow", *agent)
+    start = {
+        "session_id": "5e55104d-console",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": str(project),
+    }
+    assert cli.run("hook", "SessionStart", stdin=json.dumps(start).encode()).code == 0
     proc = subprocess.Popen(
         [SCRIPT, "ui", "--project", str(project)],
         env={**cli.env, "MEMORY_CHAIN_SEMANTIC": "0"},
@@ -174,6 +181,7 @@ def test_each_page_at_both_widths(console: tuple[Cli, Served]) -> None:
     assert "Runs the linter before each commit" in review["text"]
     assert "We deploy the web app on Tuesdays" in search["text"]
     assert "Memory context" in session["text"] and "tokens" in session["text"]
+    assert "session 5e55104d · startup · 6 memories" in session["text"]
     assert "The chain verifies: 3 entries" in integrity["text"]
     for path in PAGES:
         name = path.strip("/").replace("?", "-").replace("=", "-") or "memories"

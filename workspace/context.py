@@ -145,7 +145,8 @@ class SessionContext:
             "tokens": estimate_tokens(text),
             "skipped": self.skipped,
             "items": [
-                {"group": i.group, "heading": i.sub, "line": i.line, **i.source} for i in self.items
+                {"group": i.group, "heading": i.sub, "line": i.line, **i.source, "text": i.text}
+                for i in self.items
             ],
             "markdown": text,
         }
