@@ -248,3 +248,19 @@ def test_review_edit_conflict_search_and_prove_in_the_browser(
     checked = cli.ok("verify-proof", str(bundle), "--chain-id", chain_id)
     assert checked.out.startswith("ok: entry 1 (decision")
     assert b'id="proof-data"' in html.read_bytes()
+
+
+def test_the_keyboard_alone_reaches_and_uses_a_control(console: tuple[Cli, Served]) -> None:
+    """Tab from the top of the Review page: the five page links, then the first entry's
+    Approve button; Enter approves it (each control is a real link or button)."""
+    _, s = console
+    steps: list[dict[str, Any]] = [
+        {"do": "goto", "path": s.url},
+        {"do": "goto", "path": "/review"},
+        {"do": "press", "keys": ["Tab"] * 6 + ["Enter"]},
+        {"do": "read"},
+    ]
+    (approved,) = _drive(s, steps)["reads"]
+    assert approved["status"] == 200 and "Approved project:7" in approved["text"]
+    assert "Runs the linter before each commit <!-- mc:" in s.project_md.read_text()
+    assert "ok=" in s.project_md.read_text().split("Runs the linter")[1].splitlines()[0]
