@@ -18,6 +18,11 @@ mode, the default) never reach the chain by themselves.
   neither capture nor curation brings them back.
 
 Entries are named by ``<scope>:<line>`` as ``list`` prints them.
+
+Contradictions (two entries of one section that say opposite things) are
+settled by a person too: keep the left one, the right one (the other is
+archived), or both (the pair is remembered as ``kept_both`` and not shown
+again).
 """
 
 from __future__ import annotations
@@ -38,7 +43,18 @@ from memory_chain.workspace.scopes import Scope, Workspace
 from . import state as pointers
 from .chaindoor import ChainDoor
 
-__all__ = ["SECTION_TYPES", "Waiting", "approve", "edit", "pending", "reject", "rejection_key"]
+__all__ = [
+    "SECTION_TYPES",
+    "Clash",
+    "Waiting",
+    "approve",
+    "contradictions",
+    "edit",
+    "pending",
+    "reject",
+    "rejection_key",
+    "settle",
+]
 
 #: MEMORY.md section -> the chain entry type an approved entry of it is committed as.
 SECTION_TYPES: Final = {
@@ -180,3 +196,84 @@ def reject(workspace: Workspace, ident: str, *, today: date | None = None) -> di
     pointers.update(workspace.scopes["user"], change)  # first: a crash leaves it rejected
     remove(scope, str(w.line), reason="rejected in review", today=day)
     return {"rejected": w.id, "text": w.text}
+
+
+# -- contradictions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Clash:
+    """Two entries of one MEMORY.md section that say opposite things (dedup.contradicts),
+    named ``<scope>:<left line>:<right line>``."""
+
+    id: str
+    scope: str
+    section: str
+    left_line: int
+    left: str
+    right_line: int
+    right: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _pair_key(a: str, b: str) -> str:
+    words = "\x00".join(sorted((normalize(a), normalize(b)))).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(words, digest_size=8).hexdigest()
+
+
+def contradictions(workspace: Workspace) -> list[Clash]:
+    """Every pair of entries of one section that contradict each other, scope by scope, less
+    the pairs a person chose to keep both of (``kept_both`` in the capture state)."""
+    from memory_chain.workspace.dedup import contradicts
+
+    kept = pointers.load(workspace.scopes["user"]).get("kept_both", {})
+    out: list[Clash] = []
+    for scope in workspace.in_order():
+        doc = Document.parse(read_bytes(scope.memory_md) or b"")
+        for section in doc.sections:
+            for i, a in enumerate(section.entries):
+                for b in section.entries[i + 1 :]:
+                    if contradicts(a.text, b.text) and _pair_key(a.text, b.text) not in kept:
+                        ident = f"{scope.name}:{a.line}:{b.line}"
+                        out.append(
+                            Clash(ident, scope.name, section.title, a.line, a.text, b.line, b.text)
+                        )
+    return out
+
+
+def settle(
+    workspace: Workspace, ident: str, keep: str, *, today: date | None = None
+) -> dict[str, Any]:
+    """Settle the clash ``ident``: ``left`` or ``right`` archives the other entry (reason
+    "contradicted: kept line N"), ``both`` keeps both and remembers the pair, so it is not
+    shown again. The entries must still say what they said (else nothing is written)."""
+    day = today or date.today()
+    clash = next((c for c in contradictions(workspace) if c.id == ident), None)
+    if clash is None:
+        raise InputError(f"no contradiction {ident!r}", hint="list them again")
+    if keep == "both":
+
+        def change(state: dict[str, Any]) -> None:
+            key = _pair_key(clash.left, clash.right)
+            state.setdefault("kept_both", {})[key] = {"day": day.isoformat()}
+
+        pointers.update(workspace.scopes["user"], change)
+        return {"kept": "both", "id": ident}
+    if keep not in ("left", "right"):
+        raise InputError(f"keep left, right or both, not {keep!r}")
+    kept_line, gone_line, gone = (
+        (clash.left_line, clash.right_line, clash.right)
+        if keep == "left"
+        else (clash.right_line, clash.left_line, clash.left)
+    )
+    scope = workspace.scopes[clash.scope]
+    remove(
+        scope,
+        str(gone_line),
+        reason=f"contradicted: kept line {kept_line}",
+        today=day,
+        expect=gone,
+    )
+    return {"kept": keep, "id": ident, "removed": gone}

@@ -326,18 +326,21 @@ async def review_page(console: Console, request: Any) -> Any:
             elif action == "reject":
                 done = review.reject(console.memory.workspace, ident)
                 message = f"Rejected {ident}: archived, and not captured again: {done['text']}"
+            elif action in ("left", "right", "both"):
+                done = review.settle(console.memory.workspace, ident, action)
+                message = (
+                    f"Kept both entries of {ident}"
+                    if action == "both"
+                    else f"Kept the {action} entry of {ident}; archived: {done['removed']}"
+                )
             else:
                 message, kind = f"no action {action!r}", "bad"
         except MemoryChainError as exc:
             message, kind = f"Nothing done: {exc.message}", "bad"
-    waiting = console.memory.review_queue()
-    status = 200 if kind == "ok" else 422
-    return _html(
-        "Review",
-        pages.review([dict(w) for w in waiting], message, kind),
-        here="/review",
-        status=status,
-    )
+    waiting = [dict(w) for w in console.memory.review_queue()]
+    clashes = [c.as_dict() for c in review.contradictions(console.memory.workspace)]
+    body = pages.review(waiting, message, kind) + pages.clashes(clashes)
+    return _html("Review", body, here="/review", status=200 if kind == "ok" else 422)
 
 
 async def search_page(console: Console, request: Any) -> Any:

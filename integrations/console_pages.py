@@ -250,6 +250,35 @@ def review(waiting: Sequence[dict[str, Any]], message: str = "", kind: str = "ok
     return "".join(parts)
 
 
+def clashes(pairs: Sequence[dict[str, Any]]) -> str:
+    """Entries of one section that say opposite things, side by side, to settle."""
+    parts = ["<h2>Contradictions</h2>"]
+    if not pairs:
+        parts.append("<p>No two entries of a section contradict each other.</p>")
+        return "".join(parts)
+    for c in pairs:
+        ident = e(c["id"])
+        buttons = "".join(
+            f'<form class="inline" method="post" action="/review"><input type="hidden" '
+            f'name="id" value="{ident}"><input type="hidden" name="action" value="{keep}">'
+            f'<button class="{style}" type="submit" aria-label="{label} of {ident}">'
+            f"{label}</button></form>"
+            for keep, label, style in (
+                ("left", "Keep left", ""),
+                ("right", "Keep right", ""),
+                ("both", "Keep both", "secondary"),
+            )
+        )
+        parts.append(
+            f'<section class="clash" aria-label="Contradiction {ident}">'
+            f'<h3>{e(c["scope"])} scope, {e(c["section"])}</h3><div class="pair">'
+            f'<div><p class="where">line {c["left_line"]}</p><pre>{e(c["left"])}</pre></div>'
+            f'<div><p class="where">line {c["right_line"]}</p><pre>{e(c["right"])}</pre></div>'
+            f'</div><div class="actions">{buttons}</div></section>'
+        )
+    return "".join(parts)
+
+
 # -- search -----------------------------------------------------------------------------
 
 TYPES = ("memory", "identity", "decision", "commitment", "preference", "fact", "lesson", "episode")

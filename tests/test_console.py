@@ -264,3 +264,39 @@ def test_the_keyboard_alone_reaches_and_uses_a_control(console: tuple[Cli, Serve
     assert approved["status"] == 200 and "Approved project:7" in approved["text"]
     assert "Runs the linter before each commit <!-- mc:" in s.project_md.read_text()
     assert "ok=" in s.project_md.read_text().split("Runs the linter")[1].splitlines()[0]
+
+
+def test_contradictions_are_settled_side_by_side(console: tuple[Cli, Served]) -> None:
+    """Two entries of one section that say opposite things: keep right archives the left
+    one; keep both keeps both and the pair is not shown again."""
+    cli, s = console
+    user_md = cli.root / "workspace" / "MEMORY.md"
+    with user_md.open("a") as f:
+        f.write("- Use tabs, not spaces\n- Use spaces, not tabs\n")
+    with s.project_md.open("a") as f:
+        f.write("\n## Deploys\n- Always deploy on Fridays\n- Never deploy on Fridays\n")
+    lines = user_md.read_text().splitlines()
+    left, right = (
+        lines.index("- Use tabs, not spaces") + 1,
+        lines.index("- Use spaces, not tabs") + 1,
+    )
+    pair = f"user:{left}:{right}"
+    steps: list[dict[str, Any]] = [
+        {"do": "goto", "path": s.url},
+        {"do": "goto", "path": "/review"},
+        {"do": "read"},
+        {"do": "click", "selector": f"button[aria-label='Keep right of {pair}']"},
+        {"do": "read"},
+        {"do": "click", "selector": "button[aria-label='Keep both of project:11:12']"},
+        {"do": "read"},
+    ]
+    listed, settled, both = _drive(s, steps)["reads"]
+    assert "Contradictions" in listed["text"] and "Use tabs, not spaces" in listed["text"]
+    assert f"Kept the right entry of {pair}; archived: Use tabs, not spaces" in settled["text"]
+    text = user_md.read_text()
+    assert "- Use spaces, not tabs" in text and "- Use tabs, not spaces" not in text
+    archive = "".join(p.read_text() for p in (cli.root / "workspace").rglob("archive/*.md"))
+    assert "> Reason: contradicted: kept line" in archive and "- Use tabs, not spaces" in archive
+    assert "Kept both entries of project:11:12" in both["text"]
+    assert "No two entries of a section contradict each other." in both["text"]
+    assert "Always deploy on Fridays" in s.project_md.read_text()

@@ -406,14 +406,18 @@ def remove(
     section: str | None = None,
     today: date | None = None,
     base: bytes | str | None = "",
+    expect: str | None = None,
 ) -> Outcome:
-    """Take an entry (with its sub-lines) out of MEMORY.md into the archive, with ``reason``."""
+    """Take an entry (with its sub-lines) out of MEMORY.md into the archive, with ``reason``.
+    ``expect``: its words as the caller read them (else EditConflict, nothing written)."""
     day = today or date.today()
     reason = check_text(reason, what="reason")
     path = scope.memory_md
 
     def change(doc: Document) -> tuple[Document | None, Outcome]:
         e = find_entry(doc, match, section)
+        if expect is not None and e.text != expect:
+            raise EditConflict(e.text)
         append_archive(scope, archive_block(doc, e, action="removed", reason=reason, day=day), day)
         new = doc.replace(e.start, e.end, [])
         return new, Outcome("removed", scope.name, path, e.line, e.text, e.section)
