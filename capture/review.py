@@ -277,3 +277,63 @@ def settle(
         expect=gone,
     )
     return {"kept": keep, "id": ident, "removed": gone}
+
+
+# -- evidence --------------------------------------------------------------------------------
+
+#: Transcripts larger than this are not read to quote a turn (the page stays quick).
+QUOTE_FROM_MAX_BYTES: Final = 20 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Where a waiting entry's words were captured: the daily line, the transcript turn's
+    ref, and the turn's words when the transcript is still where capture read it."""
+
+    daily: str  # "<scope>:memory/YYYY-MM-DD.md:L<line>"
+    ref: str | None
+    quote: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def evidence(workspace: Workspace, texts: list[str]) -> dict[str, Evidence]:
+    """For each text that a daily file's captured lines hold: where, and the person's turn
+    it came from (quoted from a transcript the capture state names, when it can be read)."""
+    from pathlib import Path
+
+    from .daily import CANDIDATES, CAPTURED, items
+    from .transcripts import read
+
+    wanted = {normalize(t): t for t in texts}
+    found: dict[str, tuple[str, str | None]] = {}
+    for scope in workspace.in_order():
+        for item in items(scope, None, sections=(CAPTURED, CANDIDATES)):
+            key = normalize(item.text)
+            if key in wanted and wanted[key] not in found:
+                rel = item.path.relative_to(scope.root).as_posix()
+                found[wanted[key]] = (
+                    f"{scope.name}:{rel}:L{item.entry.line}",
+                    item.meta.get("ref"),
+                )
+    refs = {ref for _, ref in found.values() if ref and "/" in ref}
+    quotes: dict[str, str] = {}
+    known = pointers.load(workspace.scopes["user"]).get("transcripts", {})
+    for name in known:
+        if not refs - set(quotes):
+            break
+        path = Path(name)
+        try:
+            if path.stat().st_size > QUOTE_FROM_MAX_BYTES:
+                continue
+            batch = read(path)
+        except (OSError, InputError):
+            continue
+        for turn in batch.turns:
+            if turn.role == "user" and turn.ref in refs and turn.ref not in quotes:
+                quotes[turn.ref] = turn.text[:600]
+    return {
+        text: Evidence(daily, ref, quotes.get(ref) if ref else None)
+        for text, (daily, ref) in found.items()
+    }

@@ -337,7 +337,12 @@ async def review_page(console: Console, request: Any) -> Any:
                 message, kind = f"no action {action!r}", "bad"
         except MemoryChainError as exc:
             message, kind = f"Nothing done: {exc.message}", "bad"
-    waiting = [dict(w) for w in console.memory.review_queue()]
+    queue = console.memory.review_queue()
+    found = review.evidence(console.memory.workspace, [w["text"] for w in queue])
+    waiting: list[dict[str, Any]] = []
+    for w in queue:
+        seen = found.get(w["text"])
+        waiting.append({**w, "evidence": seen.as_dict() if seen else None})
     clashes = [c.as_dict() for c in review.contradictions(console.memory.workspace)]
     body = pages.review(waiting, message, kind) + pages.clashes(clashes)
     return _html("Review", body, here="/review", status=200 if kind == "ok" else 422)

@@ -229,12 +229,21 @@ def review(waiting: Sequence[dict[str, Any]], message: str = "", kind: str = "ok
     for w in waiting:
         ident = e(w["id"])
         evidence = f"<span>from {e(w['ref'])}</span>" if w.get("ref") else ""
+        seen = w.get("evidence")
+        quote = ""
+        if seen:
+            evidence += f"<span>captured at {e(seen['daily'])}</span>"
+            if seen.get("quote"):
+                quote = (
+                    f"<blockquote><p>{e(seen['quote'])}</p><footer>the person's turn "
+                    f"{e(seen.get('ref') or '')}</footer></blockquote>"
+                )
         parts.append(
             f'<li><div class="text">{e(w["text"])}</div>'
             f'<div class="meta"><span>{e(ORIGIN_WORDS.get(w["origin"], w["origin"]))}</span>'
             f"<span>{e(w['scope'])} scope, {e(w['section'])}, line {w['line']}</span>"
             f"{'<span>added ' + e(w['added']) + '</span>' if w.get('added') else ''}"
-            f"{evidence}</div>"
+            f"{evidence}</div>{quote}"
             '<div class="actions">'
             f'<form class="inline" method="post" action="/review"><input type="hidden" '
             f'name="id" value="{ident}"><input type="hidden" name="action" value="approve">'

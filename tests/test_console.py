@@ -300,3 +300,27 @@ def test_contradictions_are_settled_side_by_side(console: tuple[Cli, Served]) ->
     assert "Kept both entries of project:11:12" in both["text"]
     assert "No two entries of a section contradict each other." in both["text"]
     assert "Always deploy on Fridays" in s.project_md.read_text()
+
+
+def test_review_quotes_the_turn_a_capture_came_from(
+    console: tuple[Cli, Served], tmp_path: Path
+) -> None:
+    """Issue 28: each waiting entry with its evidence: the daily line it was captured to,
+    and the person's turn, quoted from the transcript capture read."""
+    from helpers import transcripts as cc
+
+    cli, s = console
+    said = "I prefer dark mode in every editor, it is easier on my eyes."
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(cc.jsonl([cc.user("Can you look at the build?"), cc.user(said)]))
+    cli.ok("capture", "--transcript", str(transcript), "--project", str(s.project))
+    cli.ok("curate", "--project", str(s.project))
+    steps: list[dict[str, Any]] = [
+        {"do": "goto", "path": s.url},
+        {"do": "goto", "path": "/review"},
+        {"do": "read"},
+    ]
+    (page,) = _drive(s, steps)["reads"]
+    assert "captured from a conversation" in page["text"]
+    assert said in page["text"] and "the person's turn" in page["text"]
+    assert "captured at local:memory/" in page["text"]
