@@ -263,7 +263,10 @@ async def memories_page(console: Console, request: Any) -> Any:
         topics, dailies = _files(console, name) if name == current else ([], [])
         path = str(console.memory.workspace.scope(name).memory_md)
         views.append(pages.ScopeView(name, path, _entries(console, name), topics, dailies))
-    return _html("Memories", pages.memories(views, current), here="/")
+    memory = console.memory
+    recent = [dict(m) for m in memory.recent(limit=20)] if memory.has_chain else []
+    body = pages.memories(views, current) + pages.chain_memories(recent, _verified_size(console))
+    return _html("Memories", body, here="/")
 
 
 async def file_page(console: Console, request: Any) -> Any:

@@ -159,6 +159,30 @@ def memories(scopes: Sequence[ScopeView], current: str) -> str:
     return "".join(parts)
 
 
+def chain_memories(recent: Sequence[dict[str, Any]], verified_to: int) -> str:
+    """The newest memories of the chain (not replaced, redacted or archived)."""
+    parts = ["<h2>Newest in the chain</h2>"]
+    if not recent:
+        return parts[0] + "<p>No memories in the chain yet.</p>"
+    parts.append('<ul class="entries">')
+    for m in recent:
+        seq = m["seq"]
+        ok = seq < verified_to
+        badge = (
+            f'<a class="badge ok" href="{href("/integrity", seq=seq)}">seq {seq} · signed, '
+            "verified</a>"
+            if ok
+            else f'<span class="badge bad">seq {seq} · not verified</span>'
+        )
+        parts.append(
+            f'<li><div class="text">{e(m["text"])}</div><div class="meta">{badge}'
+            f"<span>{e(m['type'])}, {e(m['tier'])}</span><span>{e(str(m['ts'])[:10])}</span>"
+            f"<span>source {e(m['source'])}</span></div></li>"
+        )
+    parts.append("</ul>")
+    return "".join(parts)
+
+
 def file_page(scope: str, path: str, text: str) -> str:
     return (
         f"<p>{e(scope)} scope · <code>{e(path)}</code> · read only here; entries of "

@@ -176,6 +176,7 @@ def test_each_page_at_both_widths(console: tuple[Cli, Served]) -> None:
     assert [r["status"] for r in reads] == [200] * 2 * len(PAGES)
     memories, project, review, search, session, integrity = reads[: len(PAGES)]
     assert "Prefers short answers" in memories["text"] and "a person's words" in memories["text"]
+    assert "seq 2 · signed, verified" in memories["text"]  # the newest in the chain
     assert "Use pnpm, not npm" in project["text"]
     assert "waits for review" in project["text"]
     assert "Runs the linter before each commit" in review["text"]
