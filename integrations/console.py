@@ -196,14 +196,15 @@ async def _form(request: Any) -> dict[str, str]:
 # -- pages ------------------------------------------------------------------------------
 
 
-def _entries(console: Console, name: str) -> list[pages.EntryView]:
+def _entries(console: Console, name: str, verified_to: int | None = None) -> list[pages.EntryView]:
     from memory_chain.workspace.files import read_bytes
     from memory_chain.workspace.markdown import Document
     from memory_chain.workspace.provenance import origin_of, role
 
     scope = console.memory.workspace.scope(name)
     doc = Document.parse(read_bytes(scope.memory_md) or b"")
-    verified_to = _verified_size(console)
+    if verified_to is None:
+        verified_to = _verified_size(console)
     out = []
     for entry in doc.entries():
         meta = entry.meta
@@ -259,13 +260,15 @@ async def memories_page(console: Console, request: Any) -> Any:
     if current not in scopes:
         return _html("Memories", pages.refused(f"no scope {current!r}"), here="/", status=404)
     views = []
+    verified = _verified_size(console)  # one incremental verify per page
     for name in scopes:
         topics, dailies = _files(console, name) if name == current else ([], [])
         path = str(console.memory.workspace.scope(name).memory_md)
-        views.append(pages.ScopeView(name, path, _entries(console, name), topics, dailies))
+        entries = _entries(console, name, verified)
+        views.append(pages.ScopeView(name, path, entries, topics, dailies))
     memory = console.memory
     recent = [dict(m) for m in memory.recent(limit=20)] if memory.has_chain else []
-    body = pages.memories(views, current) + pages.chain_memories(recent, _verified_size(console))
+    body = pages.memories(views, current) + pages.chain_memories(recent, verified)
     return _html("Memories", body, here="/")
 
 
