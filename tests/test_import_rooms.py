@@ -24,7 +24,8 @@ PACKAGE_RULES: dict[str, set[str]] = {
     "anchor": {"chain"},
     "workspace": {"index", "chain"},
     "capture": {"workspace", "index", "chain"},
-    "integrations": {"capture", "workspace", "index", "chain", "anchor"},
+    # the console (integrations/console.py) serves the auditor's self-verifying proof page
+    "integrations": {"capture", "workspace", "index", "chain", "anchor", "auditor"},
     "cli": {"integrations", "capture", "workspace", "index", "chain", "anchor", "auditor"},
 }
 
