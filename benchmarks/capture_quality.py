@@ -198,13 +198,16 @@ def table(result: Score) -> str:
 
 CORPORA = Path(__file__).resolve().parents[1] / "tests" / "corpora"
 #: Issue 24's parts: generated from two disjoint halves of frames and words (tune, choose),
-#: and a held-out part written by hand after tuning.
+#: a held-out part written by hand after tuning, a hand-written part to tune on (second
+#: slice), and a second held-out part written after that tuning.
 PARTS = {
     "issue 12 corpus": CORPUS,
     "issue 12 held-out": HELDOUT,
     "tune": CORPORA / "capture-tune.txt",
     "choose": CORPORA / "capture-choose.txt",
     "held-out": CORPORA / "capture-heldout.txt",
+    "hand": CORPORA / "capture-hand.txt",
+    "held-out 2": CORPORA / "capture-heldout2.txt",
 }
 
 
