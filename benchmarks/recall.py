@@ -37,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "corpora"))
 
-from recall_gen import KINDS, Conversation, conversations  # noqa: E402
+from recall_gen import KINDS, Conversation, Question, Turn, conversations  # noqa: E402
 
 from memory_chain.chain.format.newentry import NewEntry  # noqa: E402
 from memory_chain.chain.store.ledger import Ledger  # noqa: E402
@@ -104,9 +104,45 @@ class Built:
     session_of: dict[str, str]
 
 
+HAND = REPO / "tests" / "corpora" / "recall-hand.txt"
+
+
+def hand_conversations(path: Path = HAND) -> list[Conversation]:
+    """The hand-written part (tests/corpora/recall-hand.txt; its header gives the format)."""
+    from datetime import date
+
+    out: list[Conversation] = []
+    session, day, n = "", date.min, 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line or line.startswith("# "):
+            continue
+        if line.startswith("## "):
+            out.append(Conversation(line[3:].strip()))
+        elif line.startswith("### "):
+            session, when = line[4:].split()
+            day, n = date.fromisoformat(when), 0
+        elif line.startswith("? "):
+            kind, text, evidence = (x.strip() for x in line[2:].split("|"))
+            if kind not in KINDS:
+                raise ValueError(f"{path}:{number}: unknown kind {kind!r}")
+            conv = out[-1]
+            ids = [f"{conv.name}:{e.strip().replace('.', ':')}" for e in evidence.split(",")]
+            known = {t.id for t in conv.turns}
+            if not set(ids) <= known:
+                raise ValueError(f"{path}:{number}: no turn {sorted(set(ids) - known)}")
+            conv.questions.append(Question(kind, text, ids, ""))
+        else:
+            speaker, _, said = line.partition(": ")
+            n += 1
+            conv = out[-1]
+            conv.turns.append(Turn(f"{conv.name}:{session}:{n}", session, day, speaker, said))
+    return out
+
+
 def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Built]:
     out = []
-    for n, conv in enumerate(conversations(part, count)):
+    convs = hand_conversations() if part == "hand" else conversations(part, count)
+    for n, conv in enumerate(convs):
         root = tmp / f"{part}{n}"
         led = Ledger.init(root, name=conv.name)
         entries = [
@@ -214,7 +250,7 @@ def table(part: str, rows: dict[str, Tally]) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--part", choices=["tune", "held-out", "both"], default="both")
+    p.add_argument("--part", choices=["tune", "held-out", "hand", "both"], default="both")
     p.add_argument("--misses", action="store_true")
     p.add_argument(
         "--semantic",
