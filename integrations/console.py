@@ -471,27 +471,12 @@ def serve(
 ) -> None:
     """Serve on 127.0.0.1 (``port`` 0: a free one) until Ctrl-C; ``ready(url)`` is called
     with the one-time URL once the port listens."""
-    import socket
+    from .loopback import listen, run
 
-    import uvicorn
-
-    from memory_chain.chain.format.errors import OperationalError
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
-        sock.listen(64)
-    except OSError as exc:
-        sock.close()
-        raise OperationalError(
-            f"cannot listen on 127.0.0.1:{port}: {exc.strerror}", hint="pass another --port"
-        ) from None
+    sock = listen(port)
     port = sock.getsockname()[1]
     token = secrets.token_urlsafe(24)
     console = Console(memory, token=token, port=port)
     ready(f"http://127.0.0.1:{port}/?token={token}")
-    config = uvicorn.Config(console.app(), log_level="warning", lifespan="off", access_log=False)
-    # uvicorn stops cleanly on Ctrl-C, then raises it again: a normal end here
-    with memory, sock, contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[sock])
+    with memory:
+        run(console.app(), sock, lifespan="off")

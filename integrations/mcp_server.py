@@ -22,7 +22,6 @@ the thread that opened it; stdio serves one client, in order.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import operator
@@ -806,28 +805,13 @@ def serve_http(
     check (Host and Origin on loopback) stays on. Tools run on the one event loop,
     in order, so the index's connection stays in the thread that opened it.
     """
-    import socket
-
-    import uvicorn
+    from .loopback import listen, run
 
     app = _TokenGate(
         build_server(memory).streamable_http_app(streamable_http_path=HTTP_PATH, host="127.0.0.1"),
         token,
     )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
-        sock.listen(128)  # a client that connects before uvicorn accepts waits in the backlog
-    except OSError as exc:
-        sock.close()
-        from memory_chain.chain.format.errors import OperationalError
-
-        raise OperationalError(
-            f"cannot listen on 127.0.0.1:{port}: {exc.strerror}", hint="pass another --port"
-        ) from None
+    sock = listen(port)
     ready(f"http://127.0.0.1:{sock.getsockname()[1]}{HTTP_PATH}")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
-    # uvicorn stops cleanly on Ctrl-C, then raises it again: a normal end here
-    with memory, sock, contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[sock])
+    with memory:
+        run(app, sock, lifespan="on")
