@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -325,3 +326,17 @@ def test_review_quotes_the_turn_a_capture_came_from(
     assert "captured from a conversation" in page["text"]
     assert said in page["text"] and "the person's turn" in page["text"]
     assert "captured at local:memory/" in page["text"]
+
+
+def test_a_busy_port_is_a_one_line_error_and_changes_nothing(raw: Cli) -> None:
+    before = raw.chain.read_bytes()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        busy = raw.run("ui", "--port", port)
+    assert busy.code != 0 and busy.out == ""
+    assert busy.err.startswith(f"error: cannot listen on 127.0.0.1:{port}")
+    assert len(busy.err.strip().splitlines()) <= 2  # the error and its hint
+    assert raw.run("ui", "--port", "70000").code == 2  # not a port
+    assert raw.chain.read_bytes() == before
