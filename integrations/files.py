@@ -1,6 +1,8 @@
 """The small file writes the integrations share: log lines and files rewritten only on change.
 
-Logs are one line per event in ``<data dir>/logs/<name>`` (mode 0600).
+Logs are one line per event in ``<data dir>/logs/<name>`` (mode 0600). A log that has
+reached LOG_MAX_BYTES is renamed ``<name>.1`` (replacing the one before) before the next
+line, so that a log kept by every session start or page view does not grow without end.
 """
 
 from __future__ import annotations
@@ -9,7 +11,17 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["append_line", "pin_workspace", "utc_now", "workspace_drift", "write_if_changed"]
+__all__ = [
+    "LOG_MAX_BYTES",
+    "append_line",
+    "pin_workspace",
+    "utc_now",
+    "workspace_drift",
+    "write_if_changed",
+]
+
+#: A log this large is set aside as ``<name>.1`` before the next line is appended.
+LOG_MAX_BYTES = 4 << 20
 
 
 def utc_now() -> str:
@@ -22,7 +34,13 @@ def append_line(data_dir: Path, name: str, line: str) -> None:
     folder = data_dir / "logs"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     text = " ".join(line.split()) + "\n"
-    fd = os.open(folder / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    path = folder / name
+    try:
+        if path.stat().st_size >= LOG_MAX_BYTES:
+            os.replace(path, folder / f"{name}.1")  # the older half of the history stays
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, text.encode("utf-8", "replace"))
     finally:
