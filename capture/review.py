@@ -298,9 +298,15 @@ class Evidence:
         return asdict(self)
 
 
-def evidence(workspace: Workspace, texts: list[str]) -> dict[str, Evidence]:
+def evidence(
+    workspace: Workspace,
+    texts: list[str],
+    *,
+    cache: dict[tuple[str, int, int], dict[str, str]] | None = None,
+) -> dict[str, Evidence]:
     """For each text that a daily file's captured lines hold: where, and the person's turn
-    it came from (quoted from a transcript the capture state names, when it can be read)."""
+    it came from (quoted from a transcript the capture state names, when it can be read).
+    ``cache`` keeps each transcript's user turns by (path, size, mtime) between calls."""
     from pathlib import Path
 
     from .daily import CANDIDATES, CAPTURED, items
@@ -325,14 +331,18 @@ def evidence(workspace: Workspace, texts: list[str]) -> dict[str, Evidence]:
             break
         path = Path(name)
         try:
-            if path.stat().st_size > QUOTE_FROM_MAX_BYTES:
+            st = path.stat()
+            if st.st_size > QUOTE_FROM_MAX_BYTES:
                 continue
-            batch = read(path)
+            version = (name, st.st_size, st.st_mtime_ns)
+            said = None if cache is None else cache.get(version)
+            if said is None:
+                said = {t.ref: t.text[:600] for t in read(path).turns if t.role == "user"}
+                if cache is not None:
+                    cache[version] = said
         except (OSError, InputError):
             continue
-        for turn in batch.turns:
-            if turn.role == "user" and turn.ref in refs and turn.ref not in quotes:
-                quotes[turn.ref] = turn.text[:600]
+        quotes.update({ref: said[ref] for ref in refs - set(quotes) if ref in said})
     return {
         text: Evidence(daily, ref, quotes.get(ref) if ref else None)
         for text, (daily, ref) in found.items()

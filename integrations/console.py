@@ -70,6 +70,9 @@ class Console:
         self.port = port
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
         self.origins = {f"http://{h}" for h in self.hosts}
+        #: the user turns of each transcript read for the Review page's quotes, by (path,
+        #: size, mtime): a transcript is read again only when it changed
+        self.transcripts: dict[tuple[str, int, int], dict[str, str]] = {}
 
     # -- the guard (an ASGI middleware around the routes) ------------------------------
 
@@ -344,7 +347,8 @@ async def review_page(console: Console, request: Any) -> Any:
         except MemoryChainError as exc:
             message, kind = f"Nothing done: {exc.message}", "bad"
     queue = console.memory.review_queue()
-    found = review.evidence(console.memory.workspace, [w["text"] for w in queue])
+    texts = [w["text"] for w in queue]
+    found = review.evidence(console.memory.workspace, texts, cache=console.transcripts)
     waiting: list[dict[str, Any]] = []
     for w in queue:
         seen = found.get(w["text"])
