@@ -39,7 +39,7 @@ from .api import Memory
 from .files import append_line
 
 if TYPE_CHECKING:
-    from .types import ContentType, Scope
+    from .types import ContentType, Scope, Source, Tier
 
 __all__ = ["Console", "serve"]
 
@@ -359,7 +359,8 @@ async def review_page(console: Console, request: Any) -> Any:
 
 
 async def search_page(console: Console, request: Any) -> Any:
-    form = {k: request.query_params.get(k, "") for k in ("q", "type", "scope", "since", "until")}
+    keys = ("q", "type", "tier", "source", "scope", "since", "until")
+    form = {k: request.query_params.get(k, "") for k in keys}
     if not form["q"].strip():
         return _html("Search", pages.search(form, None, ""), here="/search")
     try:
@@ -367,6 +368,8 @@ async def search_page(console: Console, request: Any) -> Any:
             form["q"],
             limit=20,
             type=cast("ContentType | None", form["type"] or None),
+            tier=cast("Tier | None", form["tier"] or None),
+            source=cast("Source | None", form["source"] or None),
             scope=cast("Scope | None", form["scope"] or None),
             since=form["since"] or None,
             until=form["until"] or None,

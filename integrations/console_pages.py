@@ -13,6 +13,10 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
+from memory_chain.chain.format.entry import CONTENT_TYPES
+from memory_chain.chain.format.entry import SOURCES as CHAIN_SOURCES
+from memory_chain.chain.format.entry import TIERS as CHAIN_TIERS
+
 __all__ = ["EntryView", "FileLink", "ScopeView", "layout"]
 
 NAV = (
@@ -314,7 +318,7 @@ def clashes(pairs: Sequence[dict[str, Any]]) -> str:
 
 # -- search -----------------------------------------------------------------------------
 
-TYPES = ("memory", "identity", "decision", "commitment", "preference", "fact", "lesson", "episode")
+TYPES, TIERS, SOURCES = CONTENT_TYPES, CHAIN_TIERS, CHAIN_SOURCES
 
 
 def _select(name: str, label: str, values: Iterable[str], chosen: str) -> str:
@@ -334,6 +338,8 @@ def search(form: dict[str, str], found: Sequence[dict[str, Any]] | None, message
         '<div class="wide"><label for="q">Words</label>'
         f'<input id="q" type="search" name="q" value="{e(form.get("q", ""))}" required></div>'
         + _select("type", "Type (chain)", TYPES, form.get("type", ""))
+        + _select("tier", "Tier (chain)", TIERS, form.get("tier", ""))
+        + _select("source", "Source (chain)", SOURCES, form.get("source", ""))
         + _select("scope", "Scope (workspace)", ("user", "project", "local"), form.get("scope", ""))
         + '<div><label for="since">From</label>'
         f'<input id="since" type="date" name="since" value="{e(form.get("since", ""))}"></div>'

@@ -244,7 +244,7 @@ def test_review_edit_conflict_search_and_prove_in_the_browser(
     assert secret["status"] == 422 and "AWS access key id" in secret["text"]
     written = [p.read_text() for p in (cli.root / "workspace").rglob("*.md")]
     assert written and all("AKIAQ7W2E4R6T8Y1U3I5" not in text for text in written)
-    assert found["url"].endswith("q=staging+database&type=&scope=&since=&until=")
+    assert found["url"].endswith("q=staging+database&type=&tier=&source=&scope=&since=&until=")
     assert "The staging database listens on port 5433" in found["text"]
     chain_id = cli.ok("stats", "--json").json()["chain_id"]
     checked = cli.ok("verify-proof", str(bundle), "--chain-id", chain_id)
