@@ -11,10 +11,10 @@ memory.db's ``vectors`` table (specs/INDEX.md):
 * as float16 (768 bytes), read back into one float32 matrix per process and
   kept while the table does not change;
 * computed in batches of BATCH, never at ``add``: a search embeds what is
-  missing first when that is at most ``catch_up`` texts (so that it stays
-  quick); with more (a batch add, the extra installed on an old chain)
-  recall stays lexical until ``memory-chain reindex`` (with a progress bar)
-  or the maintain job embeds them all;
+  missing first when that is at most ``catch_up`` texts (db.CATCH_UP, a
+  conversation's worth); with more (a large import, the extra installed on
+  an old chain) recall stays lexical until ``memory-chain reindex`` (with a
+  progress bar) or the maintain job embeds them all;
 * deleted with their text when an entry is redacted, and pruned when no
   memory or workspace entry holds their text any more.
 

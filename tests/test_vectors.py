@@ -98,10 +98,10 @@ def test_vectors_are_kept_by_text_and_survive_a_rebuild(chain: Path) -> None:
 
 @pytest.mark.usefixtures("semantic")
 def test_a_search_embeds_what_is_missing_only_when_it_is_a_few(chain: Path) -> None:
-    """A search embeds the texts without a vector when they are at most ``catch_up``. A
-    larger backlog (a batch add, the extra installed on an old chain) made every search
-    embed 64 texts (over a second) and ranked the few embedded first: recall stays
-    lexical until reindex embeds them, and says so (``backlog``)."""
+    """A search embeds the texts without a vector when they are at most ``catch_up`` (1,000
+    by default), all at once. A larger backlog (the extra installed on an old chain) made
+    every search embed part of it (over a second each) and ranked the few embedded first:
+    recall stays lexical until reindex embeds them, and says so (``backlog``)."""
     question = "which programming language is the server implemented in"
     with Index.open(chain) as index:
         index.catch_up = 3
