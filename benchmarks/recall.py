@@ -105,6 +105,7 @@ class Built:
 
 
 HAND = REPO / "tests" / "corpora" / "recall-hand.txt"
+HAND_LONG = REPO / "tests" / "corpora" / "recall-hand-long.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -141,7 +142,10 @@ def hand_conversations(path: Path = HAND) -> list[Conversation]:
 
 def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Built]:
     out = []
-    convs = hand_conversations() if part == "hand" else conversations(part, count)
+    if part == "hand":
+        convs = hand_conversations(HAND) + hand_conversations(HAND_LONG)
+    else:
+        convs = conversations(part, count)
     for n, conv in enumerate(convs):
         root = tmp / f"{part}{n}"
         led = Ledger.init(root, name=conv.name)
