@@ -280,6 +280,16 @@ def test_redact_keeps_a_shared_blob(raw: Cli) -> None:
     assert 0 == raw.run("verify").code
 
 
+def test_a_redaction_reason_holding_a_secret_is_refused(populated: Cli) -> None:
+    """The reason is signed into the chain in clear: the secret gate holds for it (an agent
+    redacting a leaked key over MCP wrote the key again as the reason)."""
+    before = populated.chain.read_bytes()
+    out = populated.run("redact", "2", "--reason", "it held AKIAQ7W2E4R6T8Y1U3I5")
+    assert out.code != 0 and "the reason looks like it holds a secret" in out.err
+    assert "AWS access key id" in out.err
+    assert populated.chain.read_bytes() == before
+
+
 def test_redact_says_what_happened_to_the_content(raw: Cli) -> None:
     """Issue 26: it said "blob deleted" though content lives in packs."""
     raw.ok("add", "a line to withdraw")

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..format.entry import CONTENT_TYPES, FORMAT_VERSION, default_importance
 from ..format.errors import InputError
+from ..format.secrets import check
 from ..store.ledger import Appended, Ledger, self_checked
 
 __all__ = ["Redacted", "redact"]
@@ -43,6 +44,9 @@ def redact(ledger: Ledger, seq: int, reason: str) -> Redacted:
         reason.encode("utf-8")
     except UnicodeEncodeError:
         raise InputError("the reason is not valid UTF-8") from None
+    # the reason is signed into the chain in clear, for good: the secret gate holds for it
+    # as for content (an agent redacting a leaked key must not write the key again)
+    check(reason, what="the reason", hint="say why in words, without the secret itself")
     signer = ledger.signer()
     with ledger.locked() as (fd, head):
         signer = ledger.check_signer(signer, head)
