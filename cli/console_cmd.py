@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .common import CONTEXT_SETTINGS, data_dir, dir_option
+from .common import CONTEXT_SETTINGS, data_dir, dir_option, workspace_options
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -18,10 +18,9 @@ from .common import CONTEXT_SETTINGS, data_dir, dir_option
     help="The port on 127.0.0.1 (0: a free one).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser too.")
-@click.option("--workspace", metavar="DIR", default=None, help="User workspace.")
-@click.option("--project", metavar="DIR", default=None, help="Project root.")
+@workspace_options
 @dir_option
-def ui(port: int, open_browser: bool, workspace: str | None, project: str | None) -> None:
+def ui(port: int, open_browser: bool) -> None:
     """Serve a local page to see, search, review, edit and prove what the agent remembers.
 
     It listens on 127.0.0.1 only and prints a URL with a one-time token: the
@@ -49,4 +48,6 @@ def ui(port: int, open_browser: bool, workspace: str | None, project: str | None
 
             webbrowser.open(url)
 
-    serve(Memory(data_dir(), workspace=workspace, project=project), port=port, ready=ready)
+    chosen = click.get_current_context().find_root().ensure_object(dict)
+    memory = Memory(data_dir(), workspace=chosen.get("workspace"), project=chosen.get("project"))
+    serve(memory, port=port, ready=ready)
