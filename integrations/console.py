@@ -201,18 +201,27 @@ async def _form(request: Any) -> dict[str, str]:
 
 def _entries(console: Console, name: str, verified_to: int | None = None) -> list[pages.EntryView]:
     from memory_chain.workspace.files import read_bytes
+    from memory_chain.workspace.integrity import index_lookup, seq_problem
     from memory_chain.workspace.markdown import Document
     from memory_chain.workspace.provenance import origin_of, role
 
-    scope = console.memory.workspace.scope(name)
+    memory = console.memory
+    scope = memory.workspace.scope(name)
     doc = Document.parse(read_bytes(scope.memory_md) or b"")
     if verified_to is None:
         verified_to = _verified_size(console)
+    lookup = index_lookup(memory.index.conn) if memory.has_chain else None
     out = []
     for entry in doc.entries():
         meta = entry.meta
         origin = origin_of(entry)
         seq = meta.seq
+        # "signed, verified" only when the chain verifies to that seq AND that entry holds
+        # these words: a line edited after it was committed says so instead
+        problem = None
+        if seq is not None:
+            found = seq_problem(entry, lookup) if lookup else ("no-chain", "no chain here")
+            problem = found[1] if found else None
         out.append(
             pages.EntryView(
                 scope=name,
@@ -225,7 +234,8 @@ def _entries(console: Console, name: str, verified_to: int | None = None) -> lis
                 added=meta.get("added"),
                 confidence=meta.get("conf"),
                 seq=seq,
-                verified=seq is not None and seq < verified_to,
+                verified=seq is not None and problem is None and seq < verified_to,
+                problem=problem,
             )
         )
     return out

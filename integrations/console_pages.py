@@ -73,7 +73,8 @@ class EntryView:
     added: str | None
     confidence: str | None
     seq: int | None
-    verified: bool  # the chain verifies up to this seq
+    verified: bool  # the chain verifies up to this seq, and that entry holds these words
+    problem: str | None = None  # else why not (an edit after the commit, a redaction ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +119,8 @@ def _entry(v: EntryView) -> str:
                 f"seq {v.seq} · signed, verified</a>"
             )
         else:
-            meta.append(f'<span class="badge bad">seq {v.seq} · not verified</span>')
+            why = v.problem or "the chain does not verify up to it"
+            meta.append(f'<span class="badge bad">seq {v.seq} · not verified: {e(why)}</span>')
     meta.append(f"<span>line {v.line}</span>")
     edit = href("/edit", scope=v.scope, line=v.line)
     return (

@@ -340,3 +340,23 @@ def test_a_busy_port_is_a_one_line_error_and_changes_nothing(raw: Cli) -> None:
     assert len(busy.err.strip().splitlines()) <= 2  # the error and its hint
     assert raw.run("ui", "--port", "70000").code == 2  # not a port
     assert raw.chain.read_bytes() == before
+
+
+def test_a_badge_says_verified_only_for_the_words_the_chain_holds(
+    console: tuple[Cli, Served],
+) -> None:
+    """A MEMORY.md entry that names a chain seq is "signed, verified" only when the chain
+    verifies to it and that memory holds the entry's words; an entry edited after it was
+    committed says so instead."""
+    cli, s = console
+    with (cli.root / "workspace" / "MEMORY.md").open("a") as f:
+        f.write("\n## Decisions\n- We deploy the web app on Tuesdays <!-- mc: seq=1 -->\n")
+        f.write("- The staging database listens on port 6000 <!-- mc: seq=2 -->\n")
+    cookie = _get(s.url)[1]["set-cookie"].split(";")[0]
+    status, _, page = _get(s.origin + "/?scope=user", {"Cookie": cookie})
+    assert status == 200
+    tuesdays = page.split("We deploy the web app on Tuesdays")[1].split("</li>")[0]
+    assert "seq 1 · signed, verified" in tuesdays
+    edited = page.split("listens on port 6000")[1].split("</li>")[0]
+    assert "seq 2 · not verified: claims chain seq 2 but its text is not" in edited
+    assert "signed, verified" not in edited

@@ -34,7 +34,7 @@ from .indexing import file_problem
 from .markdown import Document, Entry
 from .scopes import Workspace
 
-__all__ = ["Finding", "check_workspace", "index_lookup"]
+__all__ = ["Finding", "check_workspace", "index_lookup", "seq_problem"]
 
 ERRORS = frozenset({"edited-committed", "missing-entry", "unreadable"})
 
@@ -73,7 +73,7 @@ def _flat(text: str) -> str:
 _DAILY_TIME = re.compile(r"^\d{1,2}:\d{2}\s+")
 
 
-def _seq_problem(e: Entry, lookup: Lookup, *, daily: bool = False) -> tuple[str, str] | None:
+def seq_problem(e: Entry, lookup: Lookup, *, daily: bool = False) -> tuple[str, str] | None:
     """(kind, message) when the chain entry an entry claims does not hold its text
     (a daily file's entry: its text after the ``HH:MM``)."""
     seq = e.meta.seq
@@ -131,7 +131,7 @@ def check_workspace(
                 out.append(Finding("unreadable", *at, None, problem))
             doc = Document.parse(data)
             for e in doc.entries():
-                found = _seq_problem(e, lookup, daily=kind == "daily")
+                found = seq_problem(e, lookup, daily=kind == "daily")
                 if found is not None:
                     out.append(Finding(found[0], *at, e.line, found[1]))
                 seen = e.meta.seen
