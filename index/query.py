@@ -15,6 +15,8 @@ nothing returns nothing.
 
 A second search for the names the three best matches mention (not in the
 query) finds what they link to, ranked below a direct match (multi-hop).
+The reply to a question that matches joins the candidates (``neighbours``;
+specs/INDEX.md 3.3).
 
 The query is analysed first (``query_terms``): its content words are
 searched for, not its stop words ("what did Ana say about the move" looks
@@ -497,7 +499,83 @@ def text_parts(
         for row in dated:
             rows.setdefault(row[0], row)
         parts = {s: parts.get(s, 0.0) + TIME_WEIGHT * when.get(s, 0.0) for s in rows}
-    return list(rows.values()), {s: parts.get(s, 0.0) for s in rows}, seen
+    parts = {s: parts.get(s, 0.0) for s in rows}
+    neighbours(index, rows, parts, where, params)
+    return list(rows.values()), parts, seen
+
+
+#: Neighbours (issue 25): in a conversation the answer is often the turn after the one the
+#: query matches ("What's its name?" / "She's called Pixel"). The NEIGHBOURS_OF best
+#: candidates that ask (their text ends with "?") hand the memory after them (by seq,
+#: said on the same day, in the same session, or both without one and added within
+#: NEIGHBOUR_GAP_US of each other: one sitting) NEXT_WEIGHT of their text part; it joins
+#: the candidates. A memory that asks keeps ASKED_FACTOR of its own part: it holds no
+#: answer. Tuned on the tune part and the hand-written tuning parts of
+#: benchmarks/recall.py (``--tune-neighbours``), never on held-out. The turn before a
+#: match, and the turn after a statement, are not pulled in: the tuning gained 0.003
+#: from the one and lost from the other, and both pull an unrelated memory into every
+#: search of a list of facts (specs/INDEX.md 3.3).
+NEIGHBOURS_OF: Final = 10
+NEIGHBOUR_GAP_US: Final = 60 * 1_000_000
+NEXT_WEIGHT: float = 0.5
+ASKED_FACTOR: float = 0.4
+
+
+def asks(text: str) -> bool:
+    """Whether a memory's text is a question: it ends with a question mark."""
+    return text.rstrip(" \t\n\"')»”").endswith("?")
+
+
+def _together(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two memories' (session, said, created) make them turns of one conversation:
+    said the same day, in the same session, or both without one and one sitting apart."""
+    if a[1] != b[1] or a[0] != b[0]:
+        return False
+    return a[0] is not None or abs(a[2] - b[2]) <= NEIGHBOUR_GAP_US
+
+
+def neighbours(
+    index: Index,
+    rows: dict[int, tuple[Any, ...]],
+    parts: dict[int, float],
+    where: str,
+    params: dict[str, Any],
+) -> None:
+    """The replies to the best candidates that ask join the candidates, in place (see
+    NEXT_WEIGHT); every candidate that asks keeps ASKED_FACTOR of its own part."""
+    asked = {s: parts[s] for s in parts if asks(rows[s][9] or "")}
+    if not asked:
+        return
+    best = sorted((s for s in parts if parts[s] > 0), key=lambda s: -parts[s])[:NEIGHBOURS_OF]
+    for seq, part in asked.items():
+        parts[seq] = part * ASKED_FACTOR
+    questions = [s for s in best if s in asked]
+    if not questions:
+        return
+    listed = ", ".join(str(int(s)) for s in questions)
+    pairs = index.conn.execute(
+        "SELECT m.seq, (SELECT min(n.seq) FROM memories n WHERE n.seq > m.seq)"
+        f" FROM memories m WHERE m.seq IN ({listed})"
+    ).fetchall()
+    replies = {seq: after for seq, after in pairs if after is not None}
+    if not replies:
+        return
+    listed = ", ".join(str(int(s)) for s in (*replies, *replies.values()))
+    place = {
+        seq: (session, said, created)
+        for seq, session, said, created in index.conn.execute(
+            f"SELECT seq, session, said, created FROM memories WHERE seq IN ({listed})"
+        )
+    }
+    gains: dict[int, float] = {}
+    for question, reply in replies.items():
+        if _together(place[question], place[reply]) and NEXT_WEIGHT * asked[question] > 0:
+            gains[reply] = max(gains.get(reply, 0.0), NEXT_WEIGHT * asked[question])
+    new = [s for s in gains if s not in rows]
+    rows.update((r[0], r) for r in _rows_by_seq(index, new, where, params))
+    for reply, gain in gains.items():
+        if reply in rows:
+            parts[reply] = max(parts.get(reply, 0.0), gain)
 
 
 def search(
