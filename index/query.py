@@ -36,6 +36,7 @@ from typing import Any, Final
 from .budget import pack
 from .db import Index, not_superseded, visible
 from .settings import DAY_US, Weights
+from .turns import asks, together
 
 __all__ = [
     "STOP_WORDS",
@@ -507,8 +508,8 @@ def text_parts(
 #: Neighbours (issue 25): in a conversation the answer is often the turn after the one the
 #: query matches ("What's its name?" / "She's called Pixel"). The NEIGHBOURS_OF best
 #: candidates that ask (their text ends with "?") hand the memory after them (by seq,
-#: said on the same day, in the same session, or both without one and added within
-#: NEIGHBOUR_GAP_US of each other: one sitting) NEXT_WEIGHT of their text part; it joins
+#: when the two are turns of one conversation: index/turns.py) NEXT_WEIGHT of their
+#: text part; it joins
 #: the candidates. A memory that asks keeps ASKED_FACTOR of its own part: it holds no
 #: answer. Tuned on the tune part and the hand-written tuning parts of
 #: benchmarks/recall.py (``--tune-neighbours``), never on held-out. The turn before a
@@ -516,22 +517,8 @@ def text_parts(
 #: from the one and lost from the other, and both pull an unrelated memory into every
 #: search of a list of facts (specs/INDEX.md 3.3).
 NEIGHBOURS_OF: Final = 10
-NEIGHBOUR_GAP_US: Final = 60 * 1_000_000
 NEXT_WEIGHT: float = 0.5
 ASKED_FACTOR: float = 0.4
-
-
-def asks(text: str) -> bool:
-    """Whether a memory's text is a question: it ends with a question mark."""
-    return text.rstrip(" \t\n\"')»”").endswith("?")
-
-
-def _together(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Whether two memories' (session, said, created) make them turns of one conversation:
-    said the same day, in the same session, or both without one and one sitting apart."""
-    if a[1] != b[1] or a[0] != b[0]:
-        return False
-    return a[0] is not None or abs(a[2] - b[2]) <= NEIGHBOUR_GAP_US
 
 
 def neighbours(
@@ -569,7 +556,7 @@ def neighbours(
     }
     gains: dict[int, float] = {}
     for question, reply in replies.items():
-        if _together(place[question], place[reply]) and NEXT_WEIGHT * asked[question] > 0:
+        if together(place[question], place[reply]) and NEXT_WEIGHT * asked[question] > 0:
             gains[reply] = max(gains.get(reply, 0.0), NEXT_WEIGHT * asked[question])
     new = [s for s in gains if s not in rows]
     rows.update((r[0], r) for r in _rows_by_seq(index, new, where, params))

@@ -194,6 +194,18 @@ def _time(db: Database) -> None:
     db.execute("DELETE FROM state")  # older rows have no values: the next open rebuilds
 
 
+def _vector_keys(db: Database) -> None:
+    """The key of each memory's vector (index/vectors.py): its content hash, or ``cx:`` +
+    BLAKE3 of its passage when it is embedded with the turns before it; NULL until the
+    first semantic search (or reindex) works it out."""
+    db.execute("ALTER TABLE memories ADD COLUMN vec_key TEXT")
+    db.execute("CREATE INDEX memories_vec_key ON memories (vec_key)")
+    db.execute(
+        "CREATE INDEX memories_unkeyed ON memories (seq) "
+        "WHERE vec_key IS NULL AND content IS NOT NULL AND status = 'active'"
+    )
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -206,6 +218,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0007_provenance", _provenance),
     ("0008_vectors", _vectors),
     ("0009_time", _time),
+    ("0010_vector_keys", _vector_keys),
 )
 
 

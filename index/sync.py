@@ -464,11 +464,28 @@ def _apply(
         )
         purged += 1
     if redactions:
-        # a vector says what its text was about: it goes with the text (index/vectors.py)
+        # a vector says what its text was about: it goes with the text, and so do the
+        # vectors of the turns embedded with it as their context (index/vectors.py)
+        from .vectors import CONTEXT_TURNS
+
+        targets = [(target,) for target, _ in redactions]
         conn.executemany(
-            "DELETE FROM vectors WHERE key IN (SELECT content_hash FROM memories WHERE seq = ?)",
-            [(target,) for target, _ in redactions],
+            "DELETE FROM vectors WHERE key IN "
+            "(SELECT content_hash FROM memories WHERE seq = ? "
+            " UNION SELECT vec_key FROM memories WHERE seq = ?)",
+            [(t, t) for (t,) in targets],
         )
+        after = (
+            "SELECT seq FROM memories WHERE seq > ? AND content IS NOT NULL "
+            f"ORDER BY seq LIMIT {CONTEXT_TURNS}"
+        )
+        with_it = f"seq IN ({after}) AND vec_key LIKE 'cx:%'"
+        conn.executemany(
+            f"DELETE FROM vectors WHERE key IN (SELECT vec_key FROM memories WHERE {with_it})",
+            targets,
+        )
+        conn.executemany(f"UPDATE memories SET vec_key = NULL WHERE {with_it}", targets)
+        conn.executemany("UPDATE memories SET vec_key = NULL WHERE seq = ?", targets)
     if purged and not bulk:
         # FTS5 keeps a deleted row's terms in old segments until they merge:
         # merge them now, so no trace of redacted text stays (secure_delete

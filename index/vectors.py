@@ -8,6 +8,10 @@ memory.db's ``vectors`` table (specs/INDEX.md):
 * a chain memory's under its content hash, a workspace entry's under
   ``ws:`` + the BLAKE3 of its text, so that a rebuild of the index, or the
   same words in two places, embed nothing again;
+* a turn of a conversation that replies to a question (index/turns.py) is
+  embedded with the CONTEXT_TURNS turns before it, under ``cx:`` + the
+  BLAKE3 of that passage (its ``vec_key``): "Cedar strips." after "What
+  wood?" is about wood;
 * as float16 (768 bytes), read back into one float32 matrix per process and
   kept while the table does not change;
 * computed in batches of BATCH, never at ``add``: a search embeds what is
@@ -38,10 +42,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH",
+    "CONTEXT_TURNS",
     "ENV",
     "MODEL",
     "Cache",
     "Embedder",
+    "Passage",
+    "assign_keys",
     "available",
     "embed_missing",
     "enabled",
@@ -118,12 +125,94 @@ def ws_key(text: str) -> str:
 
 # -- filling the table ---------------------------------------------------------
 
+#: A turn that replies to a question is embedded with up to this many turns before it in
+#: its conversation (index/turns.py; chosen on
+#: the tuning parts of benchmarks/recall.py, specs/INDEX.md 3.1).
+CONTEXT_TURNS: int = 2
+
+_UNKEYED: Final = (
+    "SELECT min(seq) FROM memories "
+    "WHERE vec_key IS NULL AND content IS NOT NULL AND status = 'active'"
+)
 _MISSING_MEMORIES: Final = (
-    "SELECT DISTINCT m.content_hash, m.content FROM memories m "
-    "WHERE m.content IS NOT NULL AND m.status = 'active' AND NOT EXISTS "
-    "(SELECT 1 FROM vectors v WHERE v.model = :model AND v.key = m.content_hash) "
+    "SELECT m.seq FROM memories m "
+    "WHERE m.vec_key IS NOT NULL AND m.content IS NOT NULL AND m.status = 'active' "
+    "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = :model AND v.key = m.vec_key) "
     "ORDER BY m.seq DESC"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """What a memory is embedded as: a reply's text after the turns before it
+    (index/turns.py), one per line, keyed by ``cx:`` + BLAKE3 of the passage; any other
+    memory's text alone, keyed by its content hash."""
+
+    seq: int
+    key: str
+    text: str
+    keyed: bool  # its vec_key is set
+    active: bool
+
+
+def _passages(conn: sqlite3.Connection, first: int) -> list[Passage]:
+    """The passages of the memories with text from seq ``first`` on."""
+    import blake3
+
+    from .turns import asks, together
+
+    (lo,) = conn.execute(
+        "SELECT min(seq) FROM (SELECT seq FROM memories WHERE content IS NOT NULL AND seq < ? "
+        "ORDER BY seq DESC LIMIT ?)",
+        (first, CONTEXT_TURNS),
+    ).fetchone()
+    rows = conn.execute(
+        "SELECT seq, content_hash, content, session, said, created, vec_key, status "
+        "FROM memories WHERE content IS NOT NULL AND seq >= ? ORDER BY seq",
+        (first if lo is None else lo,),
+    ).fetchall()
+
+    def turn(i: int, j: int) -> bool:
+        """Row j is a turn of the conversation of row i, the one after it."""
+        return together(rows[j][3:6], rows[i][3:6])
+
+    out = []
+    for i, (seq, digest, text, *_, key, status) in enumerate(rows):
+        if seq < first:
+            continue
+        context: list[str] = []
+        if i > 0 and turn(i, i - 1) and asks(rows[i - 1][2]):
+            j = i
+            while len(context) < CONTEXT_TURNS and j > 0 and turn(j, j - 1):
+                context.append(rows[j - 1][2])
+                j -= 1
+        if context:
+            passage = "\n".join([*reversed(context), text])
+            digest = "cx:" + blake3.blake3(passage.encode("utf-8")).hexdigest()
+        else:
+            passage = text
+        out.append(Passage(seq, digest, passage, key is not None, status == "active"))
+    return out
+
+
+def assign_keys(conn: sqlite3.Connection) -> int:
+    """Set the vec_key of the shown memories that have none (new rows, a rebuild); return
+    how many. Bumps the vectors' generation when it sets any: readers load again."""
+    (first,) = conn.execute(_UNKEYED).fetchone()
+    if first is None:
+        return 0
+    todo = [(p.key, p.seq) for p in _passages(conn, first) if not p.keyed and p.active]
+    if not todo:
+        return 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("UPDATE memories SET vec_key = ? WHERE seq = ?", todo)
+        conn.execute("UPDATE vectors_generation SET generation = generation + 1")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return len(todo)
 
 
 #: The workspace entries' vectors only (a range of the primary key: not the memories').
@@ -131,15 +220,20 @@ _WS_KEYS: Final = "SELECT {columns} FROM vectors WHERE model = ? AND key >= 'ws:
 
 
 def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str]]:
-    """(key, text) of the texts without a vector: memories (newest first), then entries."""
+    """(key, passage) of the texts without a vector: memories (newest first), then
+    entries."""
+    assign_keys(conn)
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for key, text in conn.execute(_MISSING_MEMORIES, {"model": MODEL}):
-        if key not in seen:
-            seen.add(key)
-            rows.append((key, text))
-        if limit is not None and len(rows) >= limit:
-            return rows
+    seqs = [r[0] for r in conn.execute(_MISSING_MEMORIES, {"model": MODEL})]
+    if seqs:
+        wanted = set(seqs)
+        for p in sorted(_passages(conn, min(seqs)), key=lambda p: -p.seq):
+            if p.seq in wanted and p.key not in seen:
+                seen.add(p.key)
+                rows.append((p.key, p.text))
+                if limit is not None and len(rows) >= limit:
+                    return rows
     have = {r[0] for r in conn.execute(_WS_KEYS.format(columns="key"), (MODEL,))}
     for (text,) in conn.execute("SELECT text FROM ws_entries ORDER BY id DESC"):
         key = ws_key(text)
@@ -199,9 +293,15 @@ def embed_missing(
 
 def prune(conn: sqlite3.Connection) -> int:
     """Delete the vectors whose text no memory or workspace entry holds; return how many."""
-    live = {
-        r[0] for r in conn.execute("SELECT content_hash FROM memories WHERE content IS NOT NULL")
-    }
+    if conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+        return 0
+    assign_keys(conn)  # after a rebuild: the passages' keys, so that their vectors stay
+    live = set()
+    for digest, key in conn.execute(
+        "SELECT content_hash, vec_key FROM memories WHERE content IS NOT NULL"
+    ):
+        live.add(digest)
+        live.add(key)
     live.update(ws_key(r[0]) for r in conn.execute("SELECT text FROM ws_entries"))
     dead = [
         (model, key)
@@ -256,7 +356,7 @@ def _load(conn: sqlite3.Connection, what: str, mat: _Matrix) -> _Matrix:
     if what == "memories":
         rows = conn.execute(
             "SELECT m.seq, v.vec FROM memories m JOIN vectors v "
-            "ON v.model = ? AND v.key = m.content_hash WHERE m.content IS NOT NULL",
+            "ON v.model = ? AND v.key = m.vec_key WHERE m.content IS NOT NULL",
             (MODEL,),
         ).fetchall()
     else:

@@ -300,3 +300,77 @@ def test_a_search_looks_for_texts_to_embed_only_after_a_change(
     with Index.open(chain) as index:
         search(index, "when are backups taken", record=False)
         assert len(looked) == 1 and index.missing_vectors() == 0
+
+
+DIALOGUE = [
+    "Priya: How is the boat going?",
+    "Tomas: Slowly, I am gluing the strips on now.",
+    "Priya: What wood?",
+    "Tomas: Cedar strips, western red cedar.",
+]
+
+
+def _dialogue(data_dir: Path) -> Ledger:
+    led = Ledger.init(data_dir, name="dialogue")
+    led.add_batch([NewEntry(content=t.encode(), meta={"session": "1"}) for t in DIALOGUE])
+    led.add_batch([NewEntry(content=t.encode()) for t in MEMORIES[:2]])
+    return led
+
+
+@pytest.mark.usefixtures("semantic")
+def test_a_reply_is_embedded_with_the_turns_before_it(data_dir: Path) -> None:
+    """Issue 25: "Cedar strips." replies to "What wood?" and is embedded after the two
+    turns before it in its session; a turn that replies to no question, and memories that
+    are not dialogue (a list of facts added together), are embedded alone, under their
+    content hash."""
+    _dialogue(data_dir).close()
+    with Index.open(data_dir) as index:
+        index.embed()
+        keys = dict(index.conn.execute("SELECT seq, vec_key FROM memories"))
+        hashes = dict(index.conn.execute("SELECT seq, content_hash FROM memories"))
+        passages = {p.seq: p.text for p in vectors._passages(index.conn, 1)}
+        stored = {k for (k,) in index.conn.execute("SELECT key FROM vectors")}
+    assert passages[4] == "\n".join(DIALOGUE[1:])
+    assert passages[2] == "\n".join(DIALOGUE[:2])
+    assert keys[4].startswith("cx:") and keys[2].startswith("cx:")
+    assert (keys[1], keys[3]) == (hashes[1], hashes[3])  # they reply to no question
+    assert (passages[1], passages[3]) == (DIALOGUE[0], DIALOGUE[2])
+    assert (keys[5], keys[6]) == (hashes[5], hashes[6])  # facts: no context
+    assert set(keys.values()) <= stored
+
+
+@pytest.mark.usefixtures("semantic")
+def test_a_redacted_turn_leaves_no_vector_of_the_turns_embedded_with_it(data_dir: Path) -> None:
+    """Redacting a turn deletes its vector and the vectors of the turns that held it as
+    context, in the same sync; embedded again, their passages no longer hold its words."""
+    from memory_chain.chain.lifecycle.redact import redact
+
+    led = _dialogue(data_dir)
+    with Index.open(data_dir) as index:
+        index.embed()
+        before = dict(index.conn.execute("SELECT seq, vec_key FROM memories"))
+    redact(led, 2, "private")
+    led.close()
+    with Index.open(data_dir) as index:
+        stored = {k for (k,) in index.conn.execute("SELECT key FROM vectors")}
+        assert not {before[2], before[4]} & stored
+        assert {before[1], before[3], before[5], before[6]} <= stored  # not embedded with it
+        index.embed()
+        passages = {p.seq: p.text for p in vectors._passages(index.conn, 1)}
+        after = dict(index.conn.execute("SELECT seq, vec_key FROM memories"))
+    assert "gluing" not in passages[4]
+    assert passages[4] == "\n".join([DIALOGUE[0], DIALOGUE[2], DIALOGUE[3]])
+    assert after[4] != before[4] and after[2] is None
+
+
+@pytest.mark.usefixtures("semantic")
+def test_a_rebuild_keeps_the_vectors_of_replies(data_dir: Path) -> None:
+    """A rebuild forgets every vec_key; the prune after it works them out again first, so
+    the replies' ``cx:`` vectors are kept and nothing is embedded again."""
+    _dialogue(data_dir).close()
+    with Index.open(data_dir) as index:
+        index.embed()
+        kept = _count(index)
+        index.rebuild()
+        assert _count(index) == kept
+        assert vectors.missing_count(index.conn) == 0

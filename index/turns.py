@@ -1,0 +1,36 @@
+"""Turns of one conversation (issue 25): which memories stand beside each other.
+
+Memories are turns of one conversation when they were said the same day and
+either carry the same session (``meta.session``), or both carry none and were
+added within GAP_US of each other (one sitting: a conversation added a turn at
+a time). Recall uses it twice: the reply to a matching question joins the
+candidates (index/query.py ``neighbours``), and a reply to a question is
+embedded with the turns before it (index/vectors.py), so that "Cedar strips."
+is found by "What wood is the canoe made of?" when the turn before asked
+"What wood?".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["GAP_US", "Place", "asks", "together"]
+
+#: Two memories without a session are one sitting apart when added at most this far apart.
+GAP_US: Final = 60 * 1_000_000
+
+#: (session, said, created) of a memory: its session or None, the ISO day it was said,
+#: and its creation time in µs.
+Place = tuple[Any, Any, int]
+
+
+def together(a: Place, b: Place) -> bool:
+    """Whether two memories, by their places, are turns of one conversation."""
+    if a[1] != b[1] or a[0] != b[0]:
+        return False
+    return a[0] is not None or abs(a[2] - b[2]) <= GAP_US
+
+
+def asks(text: str) -> bool:
+    """Whether a memory's text is a question: it ends with a question mark."""
+    return text.rstrip(" \t\n\"')»”").endswith("?")
