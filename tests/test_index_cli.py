@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -202,3 +203,25 @@ def test_add_and_context_do_not_import_sqlite_utils(populated: Cli) -> None:
     assert "True" == _imports(populated, "search", "lazy")  # creates memory.db
     assert "False" == _imports(populated, "context")
     assert "False" == _imports(populated, "search", "lazy")
+
+
+def test_a_conversation_added_as_the_readme_says_is_searched_as_one(raw: Cli) -> None:
+    """README's conversation example: turns added with --batch, a session and a day; the
+    reply to the question a search matches comes with it (lexically: the reply holds no
+    word of the search)."""
+    raw.env["MEMORY_CHAIN_SEMANTIC"] = "0"
+    turns = [
+        {"content": "Maya: I adopted a kitten from the shelter.", "meta": {"session": "6"}},
+        {"content": "Ben: What did you name the kitten?", "meta": {"session": "6"}},
+        {"content": "Maya: Pixel, after the video game.", "meta": {"session": "6"}},
+        {"content": "Ben: The weather turned cold again.", "meta": {"session": "7"}},
+    ]
+    for turn in turns:
+        turn["meta"]["date"] = "2023-05-08"
+    path = raw.root.parent / "turns.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    raw.ok("add", "--batch", str(path))
+    hits = raw.run("search", "what is the kitten's name", "--json").json()
+    texts = [h["text"] for h in hits]
+    assert "Maya: Pixel, after the video game." in texts
+    assert "Ben: The weather turned cold again." not in texts
