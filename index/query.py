@@ -506,16 +506,15 @@ def text_parts(
 
 
 #: Neighbours (issue 25): in a conversation the answer is often the turn after the one the
-#: query matches ("What's its name?" / "She's called Pixel"). The NEIGHBOURS_OF best
-#: candidates that ask (their text ends with "?") hand the memory after them (by seq,
-#: when the two are turns of one conversation: index/turns.py) NEXT_WEIGHT of their
-#: text part; it joins
-#: the candidates. A memory that asks keeps ASKED_FACTOR of its own part: it holds no
-#: answer. Tuned on the tune part and the hand-written tuning parts of
-#: benchmarks/recall.py (``--tune-neighbours``), never on held-out. The turn before a
-#: match, and the turn after a statement, are not pulled in: the tuning gained 0.003
-#: from the one and lost from the other, and both pull an unrelated memory into every
-#: search of a list of facts (specs/INDEX.md 3.3).
+#: query matches ("What's its name?" / "She's called Pixel"). Each of the NEIGHBOURS_OF
+#: best candidates that asks (its text ends with "?") hands the memory after it by seq,
+#: when the two are turns of one conversation (index/turns.py), NEXT_WEIGHT of its text
+#: part, and that memory joins the candidates. A memory that asks keeps ASKED_FACTOR of
+#: its own part: it holds no answer. Tuned on the tune part and the hand-written tuning
+#: parts of benchmarks/recall.py (``--tune-neighbours``), never on held-out. The turn
+#: before a match, and the turn after a statement, are not pulled in: the tuning gained
+#: 0.003 from the one and lost from the other, and both pull an unrelated memory into
+#: every search of a list of facts (specs/INDEX.md 3.3).
 NEIGHBOURS_OF: Final = 10
 NEXT_WEIGHT: float = 0.5
 ASKED_FACTOR: float = 0.4
