@@ -151,7 +151,7 @@ class Passage:
     seq: int
     key: str
     text: str
-    keyed: bool  # its vec_key is set
+    stored: str | None  # its vec_key as the index holds it
     active: bool
 
 
@@ -191,7 +191,7 @@ def _passages(conn: sqlite3.Connection, first: int) -> list[Passage]:
             digest = "cx:" + blake3.blake3(passage.encode("utf-8")).hexdigest()
         else:
             passage = text
-        out.append(Passage(seq, digest, passage, key is not None, status == "active"))
+        out.append(Passage(seq, digest, passage, key, status == "active"))
     return out
 
 
@@ -201,18 +201,23 @@ def assign_keys(conn: sqlite3.Connection) -> int:
     (first,) = conn.execute(_UNKEYED).fetchone()
     if first is None:
         return 0
-    todo = [(p.key, p.seq) for p in _passages(conn, first) if not p.keyed and p.active]
-    if not todo:
-        return 0
+    todo = [(p.key, p.seq) for p in _passages(conn, first) if p.stored is None and p.active]
+    _set_keys(conn, todo)
+    return len(todo)
+
+
+def _set_keys(conn: sqlite3.Connection, keys: list[tuple[str, int]]) -> None:
+    """Write (vec_key, seq) pairs and bump the vectors' generation, in one transaction."""
+    if not keys:
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany("UPDATE memories SET vec_key = ? WHERE seq = ?", todo)
+        conn.executemany("UPDATE memories SET vec_key = ? WHERE seq = ?", keys)
         conn.execute("UPDATE vectors_generation SET generation = generation + 1")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-    return len(todo)
 
 
 #: The workspace entries' vectors only (a range of the primary key: not the memories').
@@ -228,8 +233,11 @@ def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str
     seqs = [r[0] for r in conn.execute(_MISSING_MEMORIES, {"model": MODEL})]
     if seqs:
         wanted = set(seqs)
-        for p in sorted(_passages(conn, min(seqs)), key=lambda p: -p.seq):
-            if p.seq in wanted and p.key not in seen:
+        passages = [p for p in _passages(conn, min(seqs)) if p.seq in wanted]
+        # a turn before it lost its text since (its blob is gone): the key follows the words
+        _set_keys(conn, [(p.key, p.seq) for p in passages if p.key != p.stored])
+        for p in sorted(passages, key=lambda p: -p.seq):
+            if p.key not in seen:
                 seen.add(p.key)
                 rows.append((p.key, p.text))
                 if limit is not None and len(rows) >= limit:

@@ -374,3 +374,20 @@ def test_a_rebuild_keeps_the_vectors_of_replies(data_dir: Path) -> None:
         index.rebuild()
         assert _count(index) == kept
         assert vectors.missing_count(index.conn) == 0
+
+
+@pytest.mark.usefixtures("semantic")
+def test_a_stale_key_follows_the_words_and_is_embedded_once(data_dir: Path) -> None:
+    """A reply whose stored key no longer matches its passage (a turn before it lost its
+    text) gets the passage's key and one vector: the next look embeds nothing."""
+    _dialogue(data_dir).close()
+    with Index.open(data_dir) as index:
+        index.embed()
+        (right,) = index.conn.execute("SELECT vec_key FROM memories WHERE seq = 4").fetchone()
+        index.conn.execute("UPDATE memories SET vec_key = 'cx:stale' WHERE seq = 4")
+        index.conn.execute("DELETE FROM vectors WHERE key = ?", (right,))
+        assert index.embed() == 1
+        assert index.conn.execute("SELECT vec_key FROM memories WHERE seq = 4").fetchone() == (
+            right,
+        )
+        assert index.embed() == 0
