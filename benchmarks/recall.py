@@ -245,6 +245,7 @@ def tune(built: list[Built]) -> None:
 NEIGHBOUR_GRID: dict[str, tuple[float, ...]] = {
     "NEXT_WEIGHT": (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
     "ASKED_FACTOR": (0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0),
+    "CHAIN_WEIGHT": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5),
 }
 
 
@@ -261,8 +262,8 @@ def tune_neighbours(parts: list[list[Built]], rounds: int = 2) -> None:
                 total += turn + session
         return total / (4 * len(parts))
 
-    chosen = {k: getattr(query, k) for k in NEIGHBOUR_GRID}
-    query.NEXT_WEIGHT, query.ASKED_FACTOR = 0.0, 1.0
+    chosen = {k: getattr(query, k) for k in ("NEXT_WEIGHT", "ASKED_FACTOR", "CHAIN_WEIGHT")}
+    query.NEXT_WEIGHT, query.ASKED_FACTOR, query.CHAIN_WEIGHT = 0.0, 1.0, 0.0
     print(f"without neighbours {objective():.4f}")
     for k, v in chosen.items():
         setattr(query, k, v)

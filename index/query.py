@@ -509,7 +509,8 @@ def text_parts(
 #: query matches ("What's its name?" / "She's called Pixel"). Each of the NEIGHBOURS_OF
 #: best candidates that asks (its text ends with "?") hands the memory after it by seq,
 #: when the two are turns of one conversation (index/turns.py), NEXT_WEIGHT of its text
-#: part, and that memory joins the candidates. A memory that asks keeps ASKED_FACTOR of
+#: part, and that memory joins the candidates (and a statement followed by a question
+#: hands the answer after it CHAIN_WEIGHT). A memory that asks keeps ASKED_FACTOR of
 #: its own part: it holds no answer. Tuned on the tune part and the hand-written tuning
 #: parts of benchmarks/recall.py (``--tune-neighbours``), never on held-out. The turn
 #: before a match, and the turn after a statement, are not pulled in: the tuning gained
@@ -518,6 +519,24 @@ def text_parts(
 NEIGHBOURS_OF: Final = 10
 NEXT_WEIGHT: float = 0.5
 ASKED_FACTOR: float = 0.4
+#: A statement among the best candidates followed by a question ("my car broke down" /
+#: "what happened?") hands the answer after that question this share of its text part.
+CHAIN_WEIGHT: float = 0.3
+
+
+def _after(index: Index, seqs: list[int]) -> dict[int, tuple[int, Any, str | None]]:
+    """seq -> (the next memory's seq, whether the two are turns of one conversation, the
+    next memory's text) for each of ``seqs`` that has a next memory."""
+    if not seqs:
+        return {}
+    listed = ", ".join(str(int(s)) for s in seqs)
+    pairs = index.conn.execute(
+        "SELECT m.seq, m.session, m.said, m.created, n.seq, n.session, n.said, n.created, "
+        "n.content FROM memories m JOIN memories n ON n.seq = "
+        "(SELECT min(x.seq) FROM memories x WHERE x.seq > m.seq) "
+        f"WHERE m.seq IN ({listed})"
+    ).fetchall()
+    return {r[0]: (r[4], together(r[1:4], r[5:8]), r[8]) for r in pairs}
 
 
 def neighbours(
@@ -527,41 +546,42 @@ def neighbours(
     where: str,
     params: dict[str, Any],
 ) -> None:
-    """The replies to the best candidates that ask join the candidates, in place (see
-    NEXT_WEIGHT); every candidate that asks keeps ASKED_FACTOR of its own part."""
-    asked = {s: parts[s] for s in parts if asks(rows[s][9] or "")}
-    if not asked:
+    """The replies to the best candidates join the candidates, in place (see NEXT_WEIGHT
+    and CHAIN_WEIGHT); every candidate that asks keeps ASKED_FACTOR of its own part."""
+    own = dict(parts)
+    best = sorted((s for s in own if own[s] > 0), key=lambda s: -own[s])[:NEIGHBOURS_OF]
+    for seq in parts:
+        if asks(rows[seq][9] or ""):
+            parts[seq] = own[seq] * ASKED_FACTOR
+    if not best or (NEXT_WEIGHT <= 0 and CHAIN_WEIGHT <= 0):
         return
-    best = sorted((s for s in parts if parts[s] > 0), key=lambda s: -parts[s])[:NEIGHBOURS_OF]
-    for seq, part in asked.items():
-        parts[seq] = part * ASKED_FACTOR
-    questions = [s for s in best if s in asked]
-    if not questions:
-        return
-    listed = ", ".join(str(int(s)) for s in questions)
-    pairs = index.conn.execute(
-        "SELECT m.seq, (SELECT min(n.seq) FROM memories n WHERE n.seq > m.seq)"
-        f" FROM memories m WHERE m.seq IN ({listed})"
-    ).fetchall()
-    replies = {seq: after for seq, after in pairs if after is not None}
-    if not replies:
-        return
-    listed = ", ".join(str(int(s)) for s in (*replies, *replies.values()))
-    place = {
-        seq: (session, said, created)
-        for seq, session, said, created in index.conn.execute(
-            f"SELECT seq, session, said, created FROM memories WHERE seq IN ({listed})"
-        )
-    }
     gains: dict[int, float] = {}
-    for question, reply in replies.items():
-        if together(place[question], place[reply]) and NEXT_WEIGHT * asked[question] > 0:
-            gains[reply] = max(gains.get(reply, 0.0), NEXT_WEIGHT * asked[question])
+
+    def gain(seq: int, value: float) -> None:
+        if value > 0:
+            gains[seq] = max(gains.get(seq, 0.0), value)
+
+    questions = [s for s in best if asks(rows[s][9] or "")]
+    for seq, (reply, joined, _) in _after(index, questions).items():
+        if joined:
+            gain(reply, NEXT_WEIGHT * own[seq])
+    # a statement, a question about it, the answer: "my car broke down" / "what
+    # happened?" / "the clutch"
+    statements = [s for s in best if s not in questions]
+    asked_next = {
+        seq: follow
+        for seq, (follow, joined, text) in _after(index, statements).items()
+        if joined and text is not None and asks(text)
+    }
+    for follow, (reply, joined, _) in _after(index, list(asked_next.values())).items():
+        if joined:
+            for seq in (s for s, f in asked_next.items() if f == follow):
+                gain(reply, CHAIN_WEIGHT * own[seq])
     new = [s for s in gains if s not in rows]
     rows.update((r[0], r) for r in _rows_by_seq(index, new, where, params))
-    for reply, gain in gains.items():
+    for reply, value in gains.items():
         if reply in rows:
-            parts[reply] = max(parts.get(reply, 0.0), gain)
+            parts[reply] = max(parts.get(reply, 0.0), value)
 
 
 def search(

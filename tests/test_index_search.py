@@ -457,3 +457,31 @@ def test_without_neighbours_the_reply_is_not_found(
     with Index.open(data_dir, clock=clock) as index:
         texts = [h.text for h in search(index, "What is the cat's name?", record=False)]
     assert texts == ["Ben: Finally! What's the cat's name?"]
+
+
+def test_the_answer_to_a_question_about_a_match_is_found(
+    data_dir: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement, a question about it, the answer (issue 25): the statement matches,
+    the answer holds no word of the query and is found through the two; with
+    CHAIN_WEIGHT at 0 it is not."""
+    from memory_chain.index import query
+
+    led = Ledger.init(data_dir, name="chain", clock=clock)
+    led.add_batch(
+        [
+            NewEntry(content=b"Maya: My car broke down on the ring road.", meta={"session": "2"}),
+            NewEntry(content=b"Ben: Oh no, what happened?", meta={"session": "2"}),
+            NewEntry(content=b"Maya: The clutch, two weeks at the garage.", meta={"session": "2"}),
+            NewEntry(content=b"Ben: Take the tram, it is relaxing.", meta={"session": "2"}),
+        ]
+    )
+    led.close()
+    answer = "Maya: The clutch, two weeks at the garage."
+    with Index.open(data_dir, clock=clock) as index:
+        texts = [h.text for h in search(index, "what broke on the car", record=False)]
+        monkeypatch.setattr(query, "CHAIN_WEIGHT", 0.0)
+        without = [h.text for h in search(index, "what broke on the car", record=False)]
+    assert texts[:2] == ["Maya: My car broke down on the ring road.", answer]
+    assert "Ben: Take the tram, it is relaxing." not in texts
+    assert answer not in without
