@@ -485,3 +485,20 @@ def test_the_answer_to_a_question_about_a_match_is_found(
     assert texts[:2] == ["Maya: My car broke down on the ring road.", answer]
     assert "Ben: Take the tram, it is relaxing." not in texts
     assert answer not in without
+
+
+def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
+    """benchmarks/recall.py's hand-written parts: every question names turns that exist
+    (the parser raises otherwise) and each part asks every kind of question."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from recall import HAND, HAND_LONG, HELD_OUT_HAND, KINDS, hand_conversations
+
+    for path in (HAND, HAND_LONG, HELD_OUT_HAND):
+        convs = hand_conversations(path)
+        kinds = {q.kind for c in convs for q in c.questions}
+        assert kinds == set(KINDS), path
+    held_out = hand_conversations(HELD_OUT_HAND)
+    assert sum(len(c.questions) for c in held_out) == 44
+    assert len({t.session for c in held_out for t in c.turns}) == 22
