@@ -412,22 +412,27 @@ def test_memories_without_a_session_are_neighbours_only_in_one_sitting(
     assert "Maya: Rex, he is nine" not in dog
 
 
+def _conversation(data_dir: Path, clock: Clock, *turns: tuple[str, str]) -> None:
+    """A chain of (session, text) turns, added in one batch."""
+    led = Ledger.init(data_dir, name="conversation", clock=clock)
+    led.add_batch([NewEntry(content=text.encode(), meta={"session": sid}) for sid, text in turns])
+    led.close()
+
+
 def test_the_reply_to_a_question_is_found_through_it(data_dir: Path, clock: Clock) -> None:
     """Neighbours (issue 25): the answer holds no word of the query; the question before
     it does, and hands it a share of its part. A turn of another session beside a hit is
     not a neighbour, and a bare question ranks below its answer."""
-    led = Ledger.init(data_dir, name="neighbours", clock=clock)
-    led.add_batch(
-        [
-            NewEntry(content=b"Maya: I adopted a cat from the shelter", meta={"session": "1"}),
-            NewEntry(content=b"Ben: Finally! What's the cat's name?", meta={"session": "1"}),
-            NewEntry(content=b"Maya: Pixel, three, one white paw", meta={"session": "1"}),
-            NewEntry(content=b"Ben: The weather turned cold again", meta={"session": "1"}),
-            NewEntry(content=b"Ben: My cat sleeps all day", meta={"session": "2"}),
-            NewEntry(content=b"Maya: The bakery opens at seven", meta={"session": "3"}),
-        ]
+    _conversation(
+        data_dir,
+        clock,
+        ("1", "Maya: I adopted a cat from the shelter"),
+        ("1", "Ben: Finally! What's the cat's name?"),
+        ("1", "Maya: Pixel, three, one white paw"),
+        ("1", "Ben: The weather turned cold again"),
+        ("2", "Ben: My cat sleeps all day"),
+        ("3", "Maya: The bakery opens at seven"),
     )
-    led.close()
     with Index.open(data_dir, clock=clock) as index:
         texts = [h.text for h in search(index, "What is the cat's name?", record=False)]
     assert "Maya: Pixel, three, one white paw" in texts
@@ -446,14 +451,12 @@ def test_without_neighbours_the_reply_is_not_found(
     from memory_chain.index import query
 
     monkeypatch.setattr(query, "NEXT_WEIGHT", 0.0)
-    led = Ledger.init(data_dir, name="neighbours", clock=clock)
-    led.add_batch(
-        [
-            NewEntry(content=b"Ben: Finally! What's the cat's name?", meta={"session": "1"}),
-            NewEntry(content=b"Maya: Pixel, three, one white paw", meta={"session": "1"}),
-        ]
+    _conversation(
+        data_dir,
+        clock,
+        ("1", "Ben: Finally! What's the cat's name?"),
+        ("1", "Maya: Pixel, three, one white paw"),
     )
-    led.close()
     with Index.open(data_dir, clock=clock) as index:
         texts = [h.text for h in search(index, "What is the cat's name?", record=False)]
     assert texts == ["Ben: Finally! What's the cat's name?"]
@@ -467,16 +470,14 @@ def test_the_answer_to_a_question_about_a_match_is_found(
     CHAIN_WEIGHT at 0 it is not."""
     from memory_chain.index import query
 
-    led = Ledger.init(data_dir, name="chain", clock=clock)
-    led.add_batch(
-        [
-            NewEntry(content=b"Maya: My car broke down on the ring road.", meta={"session": "2"}),
-            NewEntry(content=b"Ben: Oh no, what happened?", meta={"session": "2"}),
-            NewEntry(content=b"Maya: The clutch, two weeks at the garage.", meta={"session": "2"}),
-            NewEntry(content=b"Ben: Take the tram, it is relaxing.", meta={"session": "2"}),
-        ]
+    _conversation(
+        data_dir,
+        clock,
+        ("2", "Maya: My car broke down on the ring road."),
+        ("2", "Ben: Oh no, what happened?"),
+        ("2", "Maya: The clutch, two weeks at the garage."),
+        ("2", "Ben: Take the tram, it is relaxing."),
     )
-    led.close()
     answer = "Maya: The clutch, two weeks at the garage."
     with Index.open(data_dir, clock=clock) as index:
         texts = [h.text for h in search(index, "what broke on the car", record=False)]
