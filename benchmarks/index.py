@@ -459,16 +459,18 @@ def table(r: dict[str, Any], entries: int) -> str:
         "-",
         None,
     )
-    for cls, s in r["search"].items():
+    for cls, s in r.get("search", {}).items():
         for p in ("p50", "p99"):
             ratio = s[p] / s[f"raw_{p}"]
+            # issue 25: p50 <= 5 ms at 100k, lexical; and never much above raw bm25
+            fast = p == "p99" or s[p] <= 5.0
             add(
                 f"search {p}, {cls}",
                 f"{s[p]:.3f} ms (access written each call: {s[f'flush_each_{p}']:.3f})",
                 f"raw bm25 top-20 {s[f'raw_{p}']:.3f} ms",
                 f"{ratio:.2f}",
-                "<= 1.5",
-                ratio <= 1.5,
+                "<= 1.5 x" if p == "p99" else "<= 5 ms, <= 1.5 x",
+                ratio <= 1.5 and fast,
             )
     y = r["sync"]
     add(

@@ -36,6 +36,7 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +182,64 @@ def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Buil
     return out
 
 
+def build_one(part: str, tmp: Path, count: int = 60) -> list[Built]:
+    """Every conversation of a part in one chain (issue 27: a store large enough that
+    common words pass index/topk.py's bound); sessions are named per conversation."""
+    convs = (
+        hand_conversations(HAND) + hand_conversations(HAND_LONG)
+        if part == "hand"
+        else (
+            hand_conversations(HELD_OUT_HAND)
+            if part == "held-out-hand"
+            else conversations(part, count)
+        )
+    )
+    root = tmp / f"{part}-one"
+    led = Ledger.init(root, name=part)
+    out = []
+    by_seq: dict[int, str] = {}  # every conversation's: a turn of another one is a miss
+    session_of: dict[str, str] = {}
+    for conv in convs:
+        entries = [
+            NewEntry(
+                content=t.memory.encode(),
+                type="memory",
+                tier="relationship",
+                source="auto",
+                meta={
+                    "session": f"{conv.name}/{t.session}",
+                    "turn": t.id,
+                    "date": t.day.isoformat(),
+                },
+            )
+            for t in conv.turns
+        ]
+        appended = led.add_batch(entries)
+        by_seq.update((a.seq, t.id) for a, t in zip(appended, conv.turns, strict=True))
+        session_of.update((t.id, f"{conv.name}/{t.session}") for t in conv.turns)
+        out.append(Built(conv, root, by_seq, session_of))
+    led.close()
+    return out
+
+
+def bounded(built: list[Built], bounds: list[int]) -> dict[str, Tally]:
+    """Recall in one store with index/topk.py's bound off (exact bm25) and at each bound."""
+    from memory_chain.index import topk
+
+    shipped = topk.BOUND
+    rows = {}
+    try:
+        for bound in [0, *bounds]:
+            topk.BOUND = bound or 10**12
+            name = "exact" if not bound else f"bound {bound}"
+            t0 = time.perf_counter()
+            rows[name] = ask(built, semantic=False)
+            print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    finally:
+        topk.BOUND = shipped
+    return rows
+
+
 def ask(built: list[Built], *, semantic: bool, misses: bool = False) -> Tally:
     """Each question of each conversation, asked of its index: recall per kind."""
     tally = Tally()
@@ -310,6 +369,12 @@ def main() -> None:
     )
     p.add_argument("--misses", action="store_true")
     p.add_argument(
+        "--one-store",
+        metavar="BOUNDS",
+        help="all conversations of the part in one chain, ranked exactly and at each of "
+        "these comma-separated bounds of index/topk.py (issue 27)",
+    )
+    p.add_argument(
         "--semantic",
         action="store_true",
         help="also rank with vectors (the semantic extra; embeds every turn, ~1.5 min a part)",
@@ -334,6 +399,12 @@ def main() -> None:
             tune_neighbours([build(p, tmp, semantic=True) for p in ("tune", "hand")])
             return
         parts = ["tune", "held-out"] if args.part == "both" else [args.part]
+        if args.one_store:
+            bounds = [int(b) for b in args.one_store.split(",")]
+            for part in parts:
+                print(table(f"{part}, one store", bounded(build_one(part, tmp), bounds)))
+                print()
+            return
         for part in parts:
             built = build(part, tmp, semantic=args.semantic)
             rows = {"raw bm25": ask_raw(built), "lexical": ask(built, semantic=False)}

@@ -8,7 +8,6 @@ is unset; otherwise nothing is printed and tqdm is never imported.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +51,8 @@ class _Bars:
         self._open: list[Any] = []
 
     def start(self, label: str, total: int | None, unit: str) -> Callable[[int], None]:
+        import shutil
+
         from tqdm import tqdm  # only when a bar is shown
 
         self.stop()

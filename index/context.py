@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from .db import Index
 from .integrity import Integrity
-from .query import _COLUMNS, Hit, filters, fts_query, score_row, text_parts
+from .query import _COLUMNS, Hit, filters, query_terms, score_row, text_parts
 from .settings import Weights
 from .sync import estimate_tokens
 
@@ -157,9 +157,9 @@ def build_context(
     pinned = {r[0] for r in identity} | {r[0] for r in decisions}
 
     rest: dict[int, Hit] = {}
-    match = fts_query(query) if query else None
-    if match is not None and query:
-        found, parts, _ = text_parts(index, query, match, POOL, where, params)  # search's
+    terms = query_terms(query) if query else []
+    if terms and query:
+        found, parts, _ = text_parts(index, query, terms, POOL, where, params)  # search's
         for row in found:
             if row[0] not in pinned:
                 rest[row[0]] = hit(row, parts[row[0]])
@@ -171,7 +171,7 @@ def build_context(
             # Without a query the text part is 0 for all; with one, a memory
             # outside the text matches scores 0 for text.
             rest[row[0]] = score_row(
-                row, 0.0, now=now, max_access=top_access, weights=w if match else no_text
+                row, 0.0, now=now, max_access=top_access, weights=w if terms else no_text
             )
     ranked = sorted(rest.values(), key=lambda h: (-h.score, -h.seq))
 

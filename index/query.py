@@ -288,8 +288,8 @@ LINK_WEIGHT: Final = 0.3
 _NAME: Final = re.compile(r"(?<=[^.!?:\s] )[A-Z][a-z]{2,}\b(?!:)")
 
 
-def _link_terms(query: str, texts: list[str]) -> str | None:
-    """An FTS5 OR of the names in ``texts`` that the query does not hold, or None."""
+def _link_terms(query: str, texts: list[str]) -> list[str]:
+    """The names in ``texts`` that the query does not hold (at most eight)."""
     asked = {t.casefold() for t in _WORD.findall(query)}
     names: list[str] = []
     for text in texts:
@@ -297,7 +297,7 @@ def _link_terms(query: str, texts: list[str]) -> str | None:
             folded = name.casefold()
             if folded not in asked and folded not in STOP_WORDS and name not in names:
                 names.append(name)
-    return " OR ".join(f'"{n}"' for n in names[:8]) or None
+    return names[:8]
 
 
 def _normalised(found: list[tuple[tuple[Any, ...], float]]) -> dict[int, float]:
@@ -307,19 +307,31 @@ def _normalised(found: list[tuple[tuple[Any, ...], float]]) -> dict[int, float]:
 
 
 def matches(
-    index: Index, match: str, pool: int, where: str, params: dict[str, Any]
+    index: Index, terms: list[str], pool: int, where: str, params: dict[str, Any]
 ) -> tuple[list[tuple[tuple[Any, ...], float]], int]:
-    """The ``pool`` best matches by bm25 that pass ``where``, and how many were looked at.
+    """The ``pool`` best matches by bm25 of ``terms`` ORed that pass ``where``, and how
+    many were looked at.
 
     Returns (row of _COLUMNS, bm25 with its sign flipped) pairs, best first.
-    When fewer than ``pool`` were looked at, there are no more matches.
+    When fewer than ``pool`` were looked at, there are no more matches. A query
+    with a word in more than topk.BOUND memories is ranked at a cost bounded by
+    the pool (index/topk.py); any other by FTS5's bm25.
     """
+    from . import topk
+
+    ranked = topk.best(index.conn, "memories_fts", terms, pool)
+    if ranked is not None:
+        found, cut = ranked
+        top = found[:pool]
+        got = {r[0]: r for r in _rows_by_seq(index, [s for s, _ in top], where, params, flag=True)}
+        kept = [(got[s][:16], b) for s, b in top if s in got and got[s][16]]
+        return kept, pool if cut else len(top)
     rows = index.conn.execute(
         f"SELECT {_COLUMNS}, f.b, {where} FROM ("
         "  SELECT rowid AS id, -bm25(memories_fts) AS b FROM memories_fts"
         "  WHERE memories_fts MATCH :match ORDER BY rank LIMIT :pool"
         ") f JOIN memories m ON m.seq = f.id ORDER BY f.b DESC, m.seq DESC",
-        {**params, "match": match, "pool": pool},
+        {**params, "match": " OR ".join(topk.phrase(t) for t in terms), "pool": pool},
     ).fetchall()
     return [(r[:16], r[16]) for r in rows if r[17]], len(rows)
 
@@ -436,9 +448,10 @@ def time_parts(
 
 
 def _rows_by_seq(
-    index: Index, seqs: list[int], where: str, params: dict[str, Any]
+    index: Index, seqs: list[int], where: str, params: dict[str, Any], *, flag: bool = False
 ) -> list[tuple[Any, ...]]:
-    """The rows of _COLUMNS of these memories that pass ``where``."""
+    """The rows of _COLUMNS of these memories that pass ``where`` (with ``flag``: of all
+    of them, each followed by whether it passes)."""
     if not seqs:
         return []
     # ``where`` takes named parameters, which cannot mix with "?": the seqs are integers
@@ -446,7 +459,7 @@ def _rows_by_seq(
     rows = index.conn.execute(
         f"SELECT {_COLUMNS}, {where} FROM memories m WHERE m.seq IN ({listed})", params
     ).fetchall()
-    return [r[:16] for r in rows if r[16]]
+    return rows if flag else [r[:16] for r in rows if r[16]]
 
 
 def once(hits: list[Hit]) -> list[Hit]:
@@ -464,7 +477,7 @@ def once(hits: list[Hit]) -> list[Hit]:
 def text_parts(
     index: Index,
     query: str,
-    match: str,
+    terms: list[str],
     pool: int,
     where: str,
     params: dict[str, Any],
@@ -474,18 +487,18 @@ def text_parts(
     there are no more). One ranking for every door (search, context --query, the prompt
     hook, MCP, the API; issue 25):
 
-    the ``pool`` best bm25 matches (``match``, the FTS5 expression of ``query``), the
+    the ``pool`` best bm25 matches of ``terms`` (``query_terms(query)``), the
     memories their names link to (multi-hop), with vectors the nearest memories (fused),
     and, when the query names days, the memories that speak of them.
     """
-    found, seen = matches(index, match, pool, where, params)
+    found, seen = matches(index, terms, pool, where, params)
     rows = {row[0]: row for row, _ in found}
     parts = _normalised(found)
     linked = _link_terms(query, [row[9] for row, _ in found[:LINK_FROM]])
     if linked and LINK_WEIGHT > 0:
         # multi-hop (issue 25): the names the best hits mention ("my sister Clara") find
         # the memories about them ("Clara got engaged"), ranked below what matched
-        more, _ = matches(index, f"{match} OR {linked}", pool, where, params)
+        more, _ = matches(index, terms + linked, pool, where, params)
         second = _normalised(more)
         for row, _ in more:
             rows.setdefault(row[0], row)
@@ -611,8 +624,8 @@ def search(
     grows fourfold and ranking starts again. Access statistics of the
     memories returned are updated (unless ``record`` is False).
     """
-    match = fts_query(query)
-    if match is None or limit <= 0:
+    terms = query_terms(query)
+    if not terms or limit <= 0:
         return []
     w = weights_for(query, weights, index.settings.weights)
     where, params = filters(
@@ -630,7 +643,7 @@ def search(
     top_access = index.max_access()
     pool = max(20, 2 * want)
     while True:
-        found, parts, seen = text_parts(index, query, match, pool, where, params)
+        found, parts, seen = text_parts(index, query, terms, pool, where, params)
         hits = [
             score_row(row, parts[row[0]], now=now, max_access=top_access, weights=w)
             for row in found

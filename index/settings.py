@@ -11,8 +11,7 @@ Command-line options override it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from memory_chain.chain.format.errors import InputError, OperationalError
 
@@ -22,9 +21,10 @@ HOUR_US: Final = 3_600_000_000
 DAY_US: Final = 24 * HOUR_US
 
 
-@dataclass(frozen=True, slots=True)
-class Weights:
-    """Weights of the hybrid recall score (they need not sum to 1)."""
+class Weights(NamedTuple):
+    """Weights of the hybrid recall score (they need not sum to 1). A NamedTuple, not a
+    dataclass: this module is on every command's start path, and a frozen dataclass costs
+    about a millisecond to define."""
 
     text: float = 0.4
     recency: float = 0.3
@@ -38,8 +38,7 @@ class Weights:
 DEFAULT_WEIGHTS: Final = Weights()
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     weights: Weights = DEFAULT_WEIGHTS
     ephemeral_ttl_hours: float = 24.0
     #: config.json "index.semantic": False turns vector recall off, True or absent uses it

@@ -29,16 +29,17 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from memory_chain.chain.content.store import ContentStore
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
-from memory_chain.chain.format.entry import ORIGINS
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 from memory_chain.chain.format.progress import track
+
+if TYPE_CHECKING:
+    from memory_chain.chain.content.store import ContentStore
 
 __all__ = [
     "IndexWarning",
@@ -92,9 +93,6 @@ _INSERT_MEMORY: Final = (
 # Row tuple positions.
 _SEQ, _HASH, _CONTENT, _TOKENS, _STATUS, _REDACTED_BY, _SUPERSEDES = 0, 1, 10, 11, 13, 14, 18
 _ABOUT: Final = 22  # about_from, about_to, about_read: the last three
-
-
-_ORIGINS: Final = frozenset(ORIGINS)
 
 
 class IndexWarning(UserWarning):
@@ -222,9 +220,12 @@ class _Builder:
     """Turns chain lines into memories rows, following the state as it goes."""
 
     def __init__(self, conn: sqlite3.Connection, store: ContentStore, state: State) -> None:
+        from memory_chain.chain.format.entry import ORIGINS  # only when lines are read
+
         self.conn = conn
         self.store = store
         self.state = state
+        self.origins = frozenset(ORIGINS)
         self.stopped: str | None = None
         self.purged = 0
         self._ts_cache: dict[str, int] = {}
@@ -326,7 +327,7 @@ class _Builder:
             None,
             None,
             supersedes,
-            origin if origin in _ORIGINS else None,
+            origin if origin in self.origins else None,
             approved if isinstance(approved, str) else None,
             said.isoformat(),
             None if about is None else about[0].isoformat(),
@@ -504,6 +505,8 @@ def _read(
     bulk: bool,
 ) -> tuple[int, int]:
     """Index the lines from ``state.offset`` to ``end``: (entries read, texts purged)."""
+    from memory_chain.chain.content.store import ContentStore  # only when lines are read
+
     store = ContentStore(layout.content)
     builder = _Builder(conn, store, state)
     builder.read_time = not bulk

@@ -22,6 +22,7 @@ memory without a readable time is ranked as before.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date, timedelta
 from typing import Final
@@ -74,25 +75,26 @@ _YEAR: Final = r"((?:19|20)\d{2})"
 _NUM: Final = r"(\d{1,2}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _WEEKDAY: Final = "(" + "|".join(_WEEKDAYS) + ")"
 
-_PATTERNS: Final = [
-    ("iso", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
-    ("d m y", re.compile(rf"\b{_DAY} (?:of )?{_MONTH},? {_YEAR}\b", re.I)),
-    ("m d y", re.compile(rf"\b{_MONTH} {_DAY},? {_YEAR}\b", re.I)),
-    ("m y", re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.I)),
-    ("m d", re.compile(rf"\b{_MONTH} {_DAY}\b(?!:)", re.I)),
-    ("d m", re.compile(rf"\b{_DAY} (?:of )?{_MONTH}\b", re.I)),
-    ("in m", re.compile(rf"\b(?:in|during|since|of|last) {_MONTH}(?:,? {_YEAR})?\b", re.I)),
-    ("in y", re.compile(rf"\b(?:in|during|since) {_YEAR}\b", re.I)),
-    ("before yesterday", re.compile(r"\bthe day before yesterday\b", re.I)),
-    ("yesterday", re.compile(r"\byesterday\b", re.I)),
-    ("today", re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b", re.I)),
-    ("days ago", re.compile(rf"\b{_NUM} days? ago\b", re.I)),
-    ("weeks ago", re.compile(rf"\b{_NUM} weeks? ago\b", re.I)),
-    ("weekday", re.compile(rf"\b(?:last|this past) {_WEEKDAY}\b", re.I)),
-    ("weekend", re.compile(r"\b(?:last|this past|over the) weekend\b", re.I)),
-    ("last week", re.compile(r"\blast week\b", re.I)),
-    ("last month", re.compile(r"\blast month\b", re.I)),
-    ("last year", re.compile(r"\blast year\b", re.I)),
+#: (kind, pattern source, flags); compiled on first use (_compiled): importing stays cheap.
+_SOURCES: Final = [
+    ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b", 0),
+    ("d m y", rf"\b{_DAY} (?:of )?{_MONTH},? {_YEAR}\b", re.I),
+    ("m d y", rf"\b{_MONTH} {_DAY},? {_YEAR}\b", re.I),
+    ("m y", rf"\b{_MONTH},? {_YEAR}\b", re.I),
+    ("m d", rf"\b{_MONTH} {_DAY}\b(?!:)", re.I),
+    ("d m", rf"\b{_DAY} (?:of )?{_MONTH}\b", re.I),
+    ("in m", rf"\b(?:in|during|since|of|last) {_MONTH}(?:,? {_YEAR})?\b", re.I),
+    ("in y", rf"\b(?:in|during|since) {_YEAR}\b", re.I),
+    ("before yesterday", r"\bthe day before yesterday\b", re.I),
+    ("yesterday", r"\byesterday\b", re.I),
+    ("today", r"\b(?:today|tonight|this morning|this afternoon|this evening)\b", re.I),
+    ("days ago", rf"\b{_NUM} days? ago\b", re.I),
+    ("weeks ago", rf"\b{_NUM} weeks? ago\b", re.I),
+    ("weekday", rf"\b(?:last|this past) {_WEEKDAY}\b", re.I),
+    ("weekend", r"\b(?:last|this past|over the) weekend\b", re.I),
+    ("last week", r"\blast week\b", re.I),
+    ("last month", r"\blast month\b", re.I),
+    ("last year", r"\blast year\b", re.I),
 ]
 
 
@@ -252,15 +254,20 @@ def _triggers(text: str) -> list[int]:
     return sorted(set(found))
 
 
-def _starting_with() -> dict[str, re.Pattern[str]]:
-    """The first word of an expression -> the patterns that can start with it (one
-    alternation, longer forms first), so that a place is tried only against those."""
+@functools.cache
+def _compiled() -> tuple[
+    list[tuple[str, re.Pattern[str]]], dict[str, re.Pattern[str]], re.Pattern[str]
+]:
+    """The patterns, compiled once: each kind's, those that can start with a word (the
+    first word of an expression -> one alternation of its patterns, longer forms first,
+    so that a place is tried only against those), and those that start with a number."""
+    patterns = [(kind, re.compile(source, flags)) for kind, source, flags in _SOURCES]
     kinds_by_word: dict[str, list[int]] = {}
 
     def add(words: list[str], *kinds: str) -> None:
         for word in words:
             kinds_by_word.setdefault(word, [])
-            for n, (kind, _) in enumerate(_PATTERNS):
+            for n, (kind, _) in enumerate(patterns):
                 if kind in kinds and n not in kinds_by_word[word]:
                     kinds_by_word[word].append(n)
 
@@ -274,28 +281,28 @@ def _starting_with() -> dict[str, re.Pattern[str]]:
     add(["yesterday"], "yesterday")
     add(["today", "tonight"], "today")
     add(numbers, "days ago", "weeks ago")
-    out = {}
+    by_word = {}
     for word, ns in kinds_by_word.items():
         ns.sort()
-        out[word] = re.compile("|".join(f"(?P<k{n}>{_PATTERNS[n][1].pattern})" for n in ns), re.I)
-    return out
-
-
-_BY_FIRST_WORD: Final = _starting_with()
-_BY_NUMBER: Final = re.compile(
-    "|".join(
-        f"(?P<k{n}>{p.pattern})"
-        for n, (kind, p) in enumerate(_PATTERNS)
-        if kind in ("iso", "d m y", "d m", "days ago", "weeks ago")
-    ),
-    re.I,
-)
+        by_word[word] = re.compile(
+            "|".join(f"(?P<k{n}>{patterns[n][1].pattern})" for n in ns), re.I
+        )
+    by_number = re.compile(
+        "|".join(
+            f"(?P<k{n}>{p.pattern})"
+            for n, (kind, p) in enumerate(patterns)
+            if kind in ("iso", "d m y", "d m", "days ago", "weeks ago")
+        ),
+        re.I,
+    )
+    return patterns, by_word, by_number
 
 
 def _candidates(word: str) -> re.Pattern[str] | None:
+    _, by_word, by_number = _compiled()
     if word[:1].isdigit():
-        return _BY_NUMBER
-    return _BY_FIRST_WORD.get(word.casefold())
+        return by_number
+    return by_word.get(word.casefold())
 
 
 def spoken_of(text: str, said: date) -> Days | None:
@@ -312,7 +319,7 @@ def spoken_of(text: str, said: date) -> Days | None:
             m = None if patterns is None else patterns.match(text, start)
             if m is None or (_MAY.search(m.group()) and not _MAY_NAME.search(m.group())):
                 continue  # "you may", "2 may be enough": the month is written May
-            kind, pattern = _PATTERNS[int((m.lastgroup or "k0")[1:])]
+            kind, pattern = _compiled()[0][int((m.lastgroup or "k0")[1:])]
             own = pattern.match(text, start)
             days = None if own is None else _resolve(kind, own, said)
             if days is not None:

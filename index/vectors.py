@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass, field
 from importlib.util import find_spec
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from memory_chain.chain.format.progress import track
 
@@ -142,8 +141,7 @@ _MISSING_MEMORIES: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Passage:
+class Passage(NamedTuple):
     """What a memory is embedded as: a reply's text after the turns before it
     (index/turns.py), one per line, keyed by ``cx:`` + BLAKE3 of the passage; any other
     memory's text alone, keyed by its content hash."""
@@ -323,23 +321,28 @@ def prune(conn: sqlite3.Connection) -> int:
 # -- searching -----------------------------------------------------------------
 
 
-@dataclass
 class _Matrix:
     """The vectors of one kind of row (memories by seq, entries by id), as one matrix."""
 
-    stamp: tuple[int, ...] = ()
-    ids: Any = None  # np.ndarray of int64
-    vecs: Any = None  # np.ndarray (n, DIM) float32
+    __slots__ = ("ids", "stamp", "vecs")
+
+    def __init__(self) -> None:
+        self.stamp: tuple[int, ...] = ()
+        self.ids: Any = None  # np.ndarray of int64
+        self.vecs: Any = None  # np.ndarray (n, DIM) float32
 
 
-@dataclass
 class Cache:
     """One Index's matrices, read again only when the vectors changed (a generation every
     write to them bumps, by trigger) or the rows they map to did (the newest memory; the
-    workspace entries' highest id and count)."""
+    workspace entries' highest id and count). Plain classes, not dataclasses: this module
+    is imported on every command's start path."""
 
-    memories: _Matrix = field(default_factory=_Matrix)
-    entries: _Matrix = field(default_factory=_Matrix)
+    __slots__ = ("entries", "memories")
+
+    def __init__(self) -> None:
+        self.memories = _Matrix()
+        self.entries = _Matrix()
 
 
 def state(conn: sqlite3.Connection) -> tuple[int, ...]:

@@ -11,7 +11,6 @@ read. The files stay the truth: deleting memory.db loses nothing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -209,6 +208,8 @@ def _shown(value: str | None) -> str | None:
 
 
 def _hash(data: bytes) -> str:
+    import hashlib  # not on the path of a search that finds the files unchanged
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

@@ -29,7 +29,6 @@ an instruction; ``tool`` and ``quoted`` text is never injected.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from typing import Final, Literal
@@ -60,6 +59,8 @@ _LEGACY: Final = {"manual": "person", "auto": "capture", "curation": "capture"}
 
 def mark(text: str) -> str:
     """The ``h=`` mark of an entry's text: 8 hex digits of BLAKE2b over its words."""
+    import hashlib  # a search that marks nothing does not pay its import
+
     words = " ".join(text.split()).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(words, digest_size=4).hexdigest()
 
