@@ -228,7 +228,15 @@ def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str
     assign_keys(conn)
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
-    seqs = [r[0] for r in conn.execute(_MISSING_MEMORIES, {"model": MODEL})]
+    # with a limit, only the newest that many: a backlog of 100k is seen without a pass
+    # over all of them (each search while it lasts would pay it)
+    seqs = [
+        r[0]
+        for r in conn.execute(
+            f"{_MISSING_MEMORIES} LIMIT :limit",
+            {"model": MODEL, "limit": -1 if limit is None else limit},
+        )
+    ]
     if seqs:
         wanted = set(seqs)
         passages = [p for p in _passages(conn, min(seqs)) if p.seq in wanted]
