@@ -35,8 +35,10 @@ __all__ = ["DEFAULT_BUDGET", "Context", "build_context"]
 DEFAULT_BUDGET: Final = 2000
 #: Candidates per ordering for the "rest" section.
 POOL: Final = 200
-#: Pinned memories considered at most.
-MAX_PINNED: Final = 1000
+#: Pinned memories considered at most, per section: the budget (2,000 tokens by default)
+#: holds fewer one-line items than this, and reading and scoring a thousand each made the
+#: block of a 1M-entry chain (a thousand identities) cost 1.7x that of a 100k one.
+MAX_PINNED: Final = 200
 
 _IDENTITY: Final = "m.type = 'identity'"
 _DECISION: Final = "m.tier = 'committed' AND m.type IN ('decision', 'commitment')"
