@@ -3,8 +3,9 @@
 `memory-chain context` calls ``check_chain`` before presenting anything.
 The check is incremental: it resumes from the last verified point (the
 verification cache, chain/verify/incremental.py) when the bytes verified then are
-unchanged, so at session start it costs one hash of the chain file plus
-the entries added since.
+unchanged, so at session start it costs the entries added since: after this
+program's own appends it reads only the last verified line, after any other
+write one hash of the chain file (specs/FORMAT.md 13.2, 13.5).
 """
 
 from __future__ import annotations

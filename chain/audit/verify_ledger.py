@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-
-import blake3
 
 from ..content.store import ContentStore
 from ..format.canonical import b3
@@ -42,13 +41,19 @@ from ..log.witness import Witness
 from ..store.head import Head, load_head
 from ..store.ledger import Ledger
 from ..verify.incremental import (
+    CHUNK,
     Verified,
+    appends_path,
     cache_path,
+    chunk_hashes,
     clear_failure,
     failure_path,
+    identity,
     load_verified,
+    only_appended,
     record_failure,
     save_verified,
+    trim_appends,
 )
 from ..verify.lines import ChainState, Failure, Report, verify_lines
 from ..verify.packs import Comparison, compare, rescan, snapshot
@@ -69,12 +74,13 @@ def default_workers(chain: Path) -> int:
 
 
 class _Prefix:
-    """BLAKE3 of the chain file's bytes, fed in order from one mapping."""
+    """chain.jsonl's first ``end`` bytes, hashed in chunks (13.1) on demand, from one
+    mapping; ``hashed`` counts the bytes read."""
 
     def __init__(self, chain: Path, end: int) -> None:
         self.end = end
-        self.done = 0
-        self.hasher = blake3.blake3()
+        self.hashed = 0
+        self._known: dict[int, tuple[int, str]] = {}  # chunk -> (its end, its hash)
         self._map: mmap.mmap | None = None
         if end:
             try:
@@ -83,12 +89,37 @@ class _Prefix:
             except (OSError, ValueError) as exc:
                 raise OperationalError(f"cannot map {chain}: {exc}") from None
 
-    def digest_to(self, offset: int) -> str:
-        if offset > self.done:
-            assert self._map is not None
-            self.hasher.update(memoryview(self._map)[self.done : offset])
-            self.done = offset
-        return "b3:" + self.hasher.hexdigest()
+    def chunks(self, offset: int, reuse: list[str] | None = None, trusted: int = 0) -> list[str]:
+        """b3 of each CHUNK of bytes [0, offset), the last one partial; a whole chunk that
+        ends at or below ``trusted`` bytes is taken from ``reuse`` (known unchanged)."""
+        out = []
+        for i, start in enumerate(range(0, offset, CHUNK)):
+            stop = min(start + CHUNK, offset)
+            if reuse is not None and stop == start + CHUNK <= trusted and i < len(reuse):
+                out.append(reuse[i])
+                continue
+            known = self._known.get(i)
+            if known is None or known[0] != stop:
+                assert self._map is not None
+                known = (stop, chunk_hashes(memoryview(self._map), i, stop)[-1])
+                self.hashed += stop - start
+                self._known[i] = known
+            out.append(known[1])
+        return out
+
+    def line_before(self, offset: int) -> str | None:
+        """b3 of the line that ends (with its newline) at byte ``offset``, or None."""
+        if self._map is None or offset < 1 or self._map[offset - 1] != 0x0A:
+            return None
+        start = self._map.rfind(b"\n", max(0, offset - MAX_LINE_BYTES - 2), offset - 1) + 1
+        self.hashed += offset - start
+        return b3(memoryview(self._map)[start : offset - 1])
+
+    def whole(self, offset: int) -> str:
+        """b3 of bytes [0, offset) in one (a revision 2 cache's ``prefix``)."""
+        assert self._map is not None
+        self.hashed += offset
+        return b3(memoryview(self._map)[:offset])
 
     def close(self) -> None:
         if self._map is not None:
@@ -101,8 +132,11 @@ def _resume(
     checkpoints: list[Checkpoint],
     trusted_key: str | None,
     chain_id: str | None,
+    appended: Callable[[list[int]], bool],
 ) -> Verified | None:
-    """The cached verification if it still describes this chain's first bytes."""
+    """The cached verification if it still describes this chain's first bytes:
+    ``appended(identity)`` says whether only this program's appends happened since the
+    file had that identity (13.5); else the bytes are hashed."""
     if cached is None or cached.offset > prefix.end or cached.state.size == 0:
         return None
     s = cached.state
@@ -121,7 +155,16 @@ def _resume(
                 return None
         elif cp.size < s.size and b3(cp.text) not in cached.checked:
             return None
-    if prefix.digest_to(cached.offset) != cached.prefix:
+    if cached.chain is not None and appended(cached.chain):
+        # the bytes verified then are unchanged: only the last verified line is read, to
+        # see that the cache's offset and head agree (a damaged header)
+        if prefix.line_before(cached.offset) != s.head:
+            return None
+    elif len(cached.chunks) == 1 and cached.offset > CHUNK:  # revision 2: one hash
+        if prefix.whole(cached.offset) != cached.chunks[0]:
+            return None
+        cached.chunks = []  # not chunk hashes: the save hashes the prefix again
+    elif prefix.chunks(cached.offset) != cached.chunks:
         return None
     s.trusted_key = trusted_key
     s.trusted_seen = trusted_key is not None and trusted_key in s.keys
@@ -169,16 +212,25 @@ def verify_ledger(
     if witnessed is not None:
         checkpoints.append(witnessed.checkpoint)
     try:
-        end = layout.chain.stat().st_size
+        now = identity(layout.chain.stat())  # before any byte is read (13.5)
     except FileNotFoundError:
         raise ChainStateError(f"{layout.chain} is missing") from None
+    end = now[1]
     prefix = _Prefix(layout.chain, end)
     try:
         cache = cache_path(state_dir, genesis_id) if genesis_id is not None else None
+        appends = appends_path(state_dir, genesis_id) if genesis_id is not None else None
         resumed = None
         resumed_checked: set[str] = set()
-        if incremental and from_seq == 0 and cache is not None:
-            resumed = _resume(load_verified(cache), prefix, checkpoints, trusted_key, chain_id)
+        if incremental and from_seq == 0 and cache is not None and appends is not None:
+            resumed = _resume(
+                load_verified(cache),
+                prefix,
+                checkpoints,
+                trusted_key,
+                chain_id,
+                lambda since: only_appended(appends, since, now),
+            )
         packs: Comparison | None = None
         if resumed is not None:
             packs = compare(ledger.store, resumed.packs)
@@ -209,12 +261,17 @@ def verify_ledger(
             # After the lines: every blob a verified line names was written before it.
             seen = snapshot(ledger.store, packs)
             unchanged = resumed is not None and (
-                resumed.offset == covered and checked == resumed_checked and seen == resumed.packs
+                resumed.offset == covered
+                and checked == resumed_checked
+                and seen == resumed.packs
+                and resumed.chain == now
             )
             if not unchanged:  # nothing new: skip rewriting megabytes of cache
-                save_verified(
-                    cache, Verified(covered, prefix.digest_to(covered), state, checked, seen)
-                )
+                reuse, trusted = (resumed.chunks, resumed.offset) if resumed else (None, 0)
+                chunks = prefix.chunks(covered, reuse, trusted)
+                save_verified(cache, Verified(covered, chunks, state, checked, seen, now))
+                if appends is not None:
+                    trim_appends(appends, now[1])
             largest = max(checkpoints, key=lambda cp: cp.size, default=None)
             if largest is not None and largest.size <= report.size:
                 witness.record(largest)

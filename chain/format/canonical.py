@@ -70,7 +70,7 @@ def canonical(obj: Any) -> bytes:
     return orjson.dumps(obj, option=_SORT)
 
 
-def b3(data: bytes) -> str:
+def b3(data: bytes | memoryview) -> str:
     """Return the hash string ``b3:<64 lowercase hex>`` of ``data``."""
     return HASH_PREFIX + blake3.blake3(data).hexdigest()
 

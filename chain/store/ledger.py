@@ -60,7 +60,13 @@ from ..format.keys import (
 from ..format.newentry import NewEntry, check_secrets
 from ..log.merkle import BLAKE3
 from ..log.witness import Witness
-from ..verify.incremental import failure_path, load_failure
+from ..verify.incremental import (
+    appends_path,
+    failure_path,
+    identity,
+    load_failure,
+    record_append,
+)
 from .head import Head, recover, save_head
 from .journal import append_batch, roll_forward
 from .keyfiles import finish_rotation
@@ -331,13 +337,23 @@ class Ledger:
                     self._migrate_content()
                 self._head = None  # until this write completes
                 finish_rotation(self, head)
+                before = os.fstat(fd)
                 yield fd, head
                 self._head = head
+                self._note_append(head, before, os.fstat(fd))
             finally:
                 self.store.end_write()
                 os.close(fd)
         finally:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _note_append(self, head: Head, before: os.stat_result, after: os.stat_result) -> None:
+        """Tell the verifier that this write only appended (FORMAT.md 13.5): the file grew
+        to exactly the head's end, so no byte before ``before``'s length was written."""
+        if head.chain_id is None or not before.st_size < after.st_size == head.offset:
+            return
+        path = appends_path(resolve_state_dir(), head.chain_id)
+        record_append(path, identity(before), identity(after))
 
     def _check_witness(self, head: Head) -> None:
         """Refuse to extend a chain cut below, or rewritten at, the witnessed checkpoint.

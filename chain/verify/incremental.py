@@ -2,11 +2,16 @@
 
 After a verify succeeds, the state it ended in (verify.ChainState: head,
 key history, Merkle frontier, per-entry content digests and flags, blobs
-still missing) is saved with the number of bytes of chain.jsonl it covered
-and the BLAKE3 hash of those bytes. The next verify hashes that prefix
-again (a few milliseconds per 10 MB, no parsing, no signatures): if it is
-unchanged, only the lines after it are verified, from the saved state, so
-verifying after k new entries costs O(k) signature checks.
+still missing) is saved with the number of bytes of chain.jsonl it covered,
+the BLAKE3 hash of each 1 MiB chunk of those bytes, and the file's identity
+(inode, length, mtime, ctime) before it was read. The next verify knows the
+bytes are unchanged when the identity is the same, or when the appends
+record (writes by this program, which note the identity before and after
+each append) leads from it to the identity now: then it reads only the last
+verified line. Else it hashes the chunks again (a few milliseconds per
+10 MB, no parsing, no signatures). Either way only the lines after it are
+verified, from the saved state, so verifying after k new entries costs O(k)
+signature checks (specs/FORMAT.md 13).
 
 What it trusts: the cache file, which lives in the per-user state folder
 beside the witness (never in the data directory, which the chain's own
@@ -14,8 +19,8 @@ writer controls). Blobs of entries verified before are not hashed again:
 the cache also records each content pack as it was then (packs.py), and a
 pack gone, cut or altered since is read again record by record.
 
-File: one JSON header line (format, the covered size and its hash, the
-state's scalar members, the frontier, the missing blobs, the checkpoints
+File: one JSON header line (format, the covered size, its chunk hashes and
+the file's identity, the state's scalar members, the frontier, the missing blobs, the checkpoints
 already checked, the packs seen, the length and hash of the binary part), then the binary
 part: 32 bytes of content digest per entry, then one flag byte per entry.
 """
@@ -23,6 +28,7 @@ part: 32 bytes of content digest per entry, then one flag byte per entry.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -37,17 +43,29 @@ from .packs import Seen
 
 __all__ = [
     "CACHE_FORMAT",
+    "CHUNK",
     "Verified",
+    "appends_path",
     "cache_path",
+    "chunk_hashes",
     "clear_failure",
     "failure_path",
+    "identity",
     "load_failure",
     "load_verified",
+    "only_appended",
+    "record_append",
     "record_failure",
     "save_verified",
+    "trim_appends",
 ]
 
-CACHE_FORMAT: Final = "memory-chain-verified/2"
+CACHE_FORMAT: Final = "memory-chain-verified/3"
+#: Revision 2 files are read too (without a file identity: their prefix is hashed once).
+_READ_FORMATS: Final = frozenset(("memory-chain-verified/2", CACHE_FORMAT))
+#: chain.jsonl is hashed in chunks of this many bytes (13.1 ``chunks``): a verify that
+#: resumes after appends hashes only the last chunk and the new bytes.
+CHUNK: Final = 1 << 20
 
 
 @dataclass(slots=True)
@@ -55,10 +73,13 @@ class Verified:
     """A saved verification: the state after ``offset`` bytes of the chain."""
 
     offset: int
-    prefix: str  # b3 of chain.jsonl[0:offset]
+    chunks: list[str]  # b3 of each CHUNK of chain.jsonl[0:offset], the last one partial
     state: ChainState
     checked: set[str]  # b3 of the text of each checkpoint the chain was checked against
     packs: list[Seen]  # the content packs as they were when their records had been hashed
+    #: chain.jsonl's identity (identity()) when its bytes [0:offset] were known to be
+    #: those verified; None in a revision 2 file
+    chain: list[int] | None = None
 
 
 def cache_path(state_dir: Path, chain_id: str) -> Path:
@@ -72,7 +93,8 @@ def save_verified(path: Path, verified: Verified) -> None:
     header = {
         "format": CACHE_FORMAT,
         "offset": verified.offset,
-        "prefix": verified.prefix,
+        "chunks": verified.chunks,
+        "chain": verified.chain,
         "size": s.size,
         "head": s.head,
         "ts": s.ts,
@@ -102,7 +124,7 @@ def load_verified(path: Path) -> Verified | None:
         h: dict[str, Any] = orjson.loads(raw[:cut])
         body = raw[cut + 1 :]
         size = h["size"]
-        if h["format"] != CACHE_FORMAT or b3(body) != h["body"] or len(body) != 33 * size:
+        if h["format"] not in _READ_FORMATS or b3(body) != h["body"] or len(body) != 33 * size:
             return None
         state = ChainState(
             size=size,
@@ -119,8 +141,100 @@ def load_verified(path: Path) -> Verified | None:
         )
         checked = {str(c) for c in h["checked"]}
         packs = [Seen.from_list(p) for p in h["packs"]]
-        return Verified(int(h["offset"]), str(h["prefix"]), state, checked, packs)
+        offset = int(h["offset"])
+        if h["format"] == CACHE_FORMAT:
+            chunks = [str(c) for c in h["chunks"]]
+            chain = h["chain"]
+            if chain is not None and (len(chain) != 4 or not all(type(v) is int for v in chain)):
+                return None
+        else:  # revision 2: one hash of the whole prefix, no identity
+            chunks, chain = [str(h["prefix"])], None
+        if len(chunks) != -(-offset // CHUNK) and h["format"] == CACHE_FORMAT:
+            return None
+        return Verified(offset, chunks, state, checked, packs, chain)
     return None
+
+
+def identity(st: os.stat_result) -> list[int]:
+    """A file's identity, as for packs (13.3): inode, length, mtime and ctime (ns). While
+    it is unchanged the file was not written: ctime cannot be set back by a user."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def chunk_hashes(data: memoryview, first: int, end: int) -> list[str]:
+    """b3 of each CHUNK of ``data`` from chunk ``first`` to byte ``end``, the last one
+    partial."""
+    return [b3(data[start : min(start + CHUNK, end)]) for start in range(first * CHUNK, end, CHUNK)]
+
+
+# -- appends by this program, for the verifier (13.5) -----------------------------------
+#
+# A writer that appended lines records the chain file's identity before and after, one
+# JSON line [[before], [after]] in <chain id>.appends beside the cache. A verify whose
+# cache recorded identity I, and that finds a path of such records from I to the file's
+# identity now, knows the bytes it verified are unchanged without reading them.
+
+
+def appends_path(state_dir: Path, chain_id: str) -> Path:
+    return state_dir / "verified" / f"{chain_id.removeprefix('b3:')}.appends"
+
+
+def record_append(path: Path, before: list[int], after: list[int]) -> None:
+    """Note that this program appended to the chain between two identities (best effort,
+    not fsynced: a record lost costs one hash of the chain)."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, orjson.dumps([before, after]) + b"\n")
+        finally:
+            os.close(fd)
+
+
+#: The appends file is rewritten without the records a saved cache made useless once it
+#: has more than this many.
+APPENDS_KEPT: Final = 256
+
+
+def only_appended(path: Path, since: list[int], now: list[int]) -> bool:
+    """Whether the appends recorded lead from identity ``since`` to ``now``, each one
+    growing the file (so that no byte before ``since``'s length was written)."""
+    if since == now:
+        return True
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return False
+    step: dict[tuple[int, ...], list[int]] = {}
+    for line in raw.splitlines():
+        with contextlib.suppress(orjson.JSONDecodeError, TypeError, ValueError):
+            before, after = orjson.loads(line)
+            if len(before) == len(after) == 4 and after[1] > before[1]:
+                step[tuple(before)] = after
+    at = since
+    for _ in range(len(step)):
+        nxt = step.get(tuple(at))
+        if nxt is None:
+            return False
+        if nxt == now:
+            return True
+        at = nxt
+    return False
+
+
+def trim_appends(path: Path, kept_from: int) -> None:
+    """Drop the records of appends that ended at or below ``kept_from`` bytes, once there
+    are more than APPENDS_KEPT (a saved cache starts after them)."""
+    with contextlib.suppress(OSError):
+        lines = path.read_bytes().splitlines()
+        if len(lines) <= APPENDS_KEPT:
+            return
+        keep = []
+        for line in lines:
+            with contextlib.suppress(orjson.JSONDecodeError, TypeError, ValueError, IndexError):
+                if orjson.loads(line)[1][1] > kept_from:
+                    keep.append(line + b"\n")
+        replace_file(path, b"".join(keep), mode=0o600, durable=False)
 
 
 # -- the last verdict, for writers ------------------------------------------------
