@@ -265,10 +265,14 @@ def damage(path: Path, how: str) -> None:
         path.write_bytes(b"\x00garbage" * 10)
     elif how == "empty":
         path.write_bytes(b"")
-    elif how == "body-flipped":
-        path.write_bytes(header + b"\n" + bytes([body[0] ^ 1]) + body[1:])
+    elif how == "body-flipped":  # the digests file (13.1), one byte in place
+        digests = path.with_suffix(".digests")
+        raw = digests.read_bytes()
+        with open(digests, "r+b") as f:
+            f.write(bytes([raw[0] ^ 1]))
     elif how == "body-cut":
-        path.write_bytes(data[:-5])
+        digests = path.with_suffix(".digests")
+        digests.write_bytes(digests.read_bytes()[:-5])
     elif how == "header-not-object":
         path.write_bytes(b"[1, 2]\n" + body)
     elif how == "frontier-short":

@@ -8,9 +8,12 @@ import itertools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_chain.chain.audit import verify_ledger as vl
 from memory_chain.chain.audit.verify_ledger import verify_ledger
@@ -19,6 +22,7 @@ from memory_chain.chain.format.config import ENV_STATE_DIR
 from memory_chain.chain.format.keys import Signer
 from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.chain.verify import incremental
+from memory_chain.chain.verify.column import Column
 from memory_chain.chain.verify.incremental import appends_path, cache_path
 
 SEED = bytes([9]) * 32  # test-only
@@ -143,19 +147,45 @@ def test_a_revision_2_cache_is_resumed_and_rewritten(
     led = make(tmp_path / "c", 20)
     assert verify_ledger(led).ok
     cache = cache_path(state_dir, led.config.chain_id or "")
-    header, _, body = cache.read_bytes().partition(b"\n")
-    h = orjson.loads(header)
+    h = orjson.loads(cache.read_bytes())
+    body = cache.with_suffix(".digests").read_bytes() + cache.with_suffix(".flags").read_bytes()
     offset = h["offset"]
     old = {"format": "memory-chain-verified/2", "offset": offset}
     old["prefix"] = b3(led.layout.chain.read_bytes()[:offset])
-    old |= {k: v for k, v in h.items() if k not in ("format", "offset", "chunks", "chain")}
+    gone = ("format", "offset", "chunks", "chain", "digests", "flags")
+    old |= {k: v for k, v in h.items() if k not in gone}
+    old["body"] = b3(body)
     cache.write_bytes(orjson.dumps(old) + b"\n" + body)
     add(led, 1)
     report = verify_ledger(Ledger(led.layout.root))
     assert (report.ok, report.resumed, report.verified_from) == (True, True, 20)
-    assert orjson.loads(cache.read_bytes().partition(b"\n")[0])["format"] == (
-        "memory-chain-verified/3"
-    )
+    assert orjson.loads(cache.read_bytes())["format"] == "memory-chain-verified/3"
+
+
+def test_a_resumed_save_writes_only_what_changed(tmp_path: Path, state_dir: Path) -> None:
+    """After adds and a redaction of an old entry, the body files keep their inodes (the
+    new entries' bytes appended, the old entry's new flag kept in the header: the files'
+    older bytes never change under a reader's mapping) and read back as a full verify's
+    state."""
+    from memory_chain.chain.lifecycle.redact import redact
+    from memory_chain.chain.verify.incremental import load_verified
+
+    led = make(tmp_path / "c", 20)
+    assert verify_ledger(led).ok
+    cache = cache_path(state_dir, led.config.chain_id or "")
+    inodes = [cache.with_suffix(x).stat().st_ino for x in (".digests", ".flags")]
+    add(led, 3)
+    redact(led, 5, reason="test")
+    assert verify_ledger(Ledger(led.layout.root)).ok
+    assert inodes == [cache.with_suffix(x).stat().st_ino for x in (".digests", ".flags")]
+    resumed = load_verified(cache)
+    full = verify_ledger(Ledger(led.layout.root), incremental=False)
+    assert full.ok and resumed is not None
+    fresh = load_verified(cache)  # the full verify saved its own state
+    assert fresh is not None and resumed.state.size == fresh.state.size == 24
+    assert bytes(resumed.state.digests) == bytes(fresh.state.digests)
+    assert bytes(resumed.state.flags) == bytes(fresh.state.flags)
+    assert resumed.state.flags[5] & 4  # redacted
 
 
 def test_appends_records_are_trimmed_by_a_verify(
@@ -168,3 +198,39 @@ def test_appends_records_are_trimmed_by_a_verify(
     assert len(path.read_bytes().splitlines()) >= 8
     assert verify_ledger(Ledger(led.layout.root)).ok
     assert len(path.read_bytes().splitlines()) == 0
+
+
+@given(
+    st.binary(max_size=40),
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("set"), st.integers(0, 80), st.integers(0, 255)),
+            st.tuples(st.just("append"), st.integers(0, 255)),
+            st.tuples(st.just("extend"), st.binary(max_size=8)),
+            st.tuples(st.just("slice"), st.integers(-5, 90), st.integers(-5, 90)),
+        ),
+        max_size=30,
+    ),
+)
+def test_a_column_behaves_as_a_bytearray(base: bytes, ops: list[tuple[Any, ...]]) -> None:
+    col, model = Column(base), bytearray(base)
+    for op in ops:
+        if op[0] == "set" and op[1] < len(model):
+            col[op[1]] = op[2]
+            model[op[1]] = op[2]
+        elif op[0] == "append":
+            col.append(op[1])
+            model.append(op[1])
+        elif op[0] == "extend":
+            col.extend(op[1])
+            model.extend(op[1])
+        elif op[0] == "slice":
+            assert bytes(col[op[1] : op[2]]) == bytes(model[op[1] : op[2]])
+        assert len(col) == len(model)
+        assert all(col[i] == model[i] for i in range(len(model)))
+    assert bytes(col) == bytes(model)
+    mapped, changed, tail = col.changes()
+    rebuilt = bytearray(base)
+    for i, v in changed.items():
+        rebuilt[i] = v
+    assert bytes(rebuilt + tail) == bytes(model) and mapped == len(base)

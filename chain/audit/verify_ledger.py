@@ -269,7 +269,8 @@ def verify_ledger(
             if not unchanged:  # nothing new: skip rewriting megabytes of cache
                 reuse, trusted = (resumed.chunks, resumed.offset) if resumed else (None, 0)
                 chunks = prefix.chunks(covered, reuse, trusted)
-                save_verified(cache, Verified(covered, chunks, state, checked, seen, now))
+                files = resumed.files if resumed is not None else None
+                save_verified(cache, Verified(covered, chunks, state, checked, seen, now, files))
                 if appends is not None:
                     trim_appends(appends, now[1])
             largest = max(checkpoints, key=lambda cp: cp.size, default=None)

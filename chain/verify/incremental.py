@@ -28,7 +28,10 @@ part: 32 bytes of content digest per entry, then one flag byte per entry.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import mmap
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -38,6 +41,7 @@ import orjson
 from ..format.canonical import b3
 from ..format.fsutil import replace_file
 from ..log.merkle import BLAKE3, Frontier
+from .column import Column
 from .lines import ChainState, Failure
 from .packs import Seen
 
@@ -62,7 +66,10 @@ __all__ = [
 
 CACHE_FORMAT: Final = "memory-chain-verified/3"
 #: Revision 2 files are read too (without a file identity: their prefix is hashed once).
-_READ_FORMATS: Final = frozenset(("memory-chain-verified/2", CACHE_FORMAT))
+_REVISION_2: Final = "memory-chain-verified/2"
+#: Flags changed after the flags file was written (a redaction of an earlier entry) are
+#: kept in the header, up to this many; then the body files are written whole again.
+MAX_FLAGGED: Final = 4096
 #: chain.jsonl is hashed in chunks of this many bytes (13.1 ``chunks``): a verify that
 #: resumes after appends hashes only the last chunk and the new bytes.
 CHUNK: Final = 1 << 20
@@ -80,51 +87,147 @@ class Verified:
     #: chain.jsonl's identity (identity()) when its bytes [0:offset] were known to be
     #: those verified; None in a revision 2 file
     chain: list[int] | None = None
+    #: the identities of the body files as read (a save appends to them only if unchanged)
+    files: list[list[int] | None] | None = None
 
 
 def cache_path(state_dir: Path, chain_id: str) -> Path:
     return state_dir / "verified" / f"{chain_id.removeprefix('b3:')}.state"
 
 
+def _body_paths(path: Path) -> tuple[Path, Path]:
+    return path.with_suffix(".digests"), path.with_suffix(".flags")
+
+
+@contextlib.contextmanager
+def _locked(path: Path, how: int) -> Iterator[None]:
+    """flock on ``<chain id>.lock`` beside the cache: shared to read, exclusive to save.
+    Where the lock cannot be made (a read-only state folder), a read goes on without it."""
+    try:
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        if how != fcntl.LOCK_SH:
+            raise
+        yield
+        return
+    try:
+        fcntl.flock(fd, how)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        return identity(path.stat())
+    except OSError:
+        return None
+
+
 def save_verified(path: Path, verified: Verified) -> None:
-    """Write the cache (atomically; not fsynced: losing it costs one full verify)."""
+    """Write the cache (not fsynced: losing it costs one full verify). The header is
+    replaced atomically; of the body files, a resumed state whose files are as it read
+    them gets only its new bytes appended and its changed flags written in place, any
+    other state is written whole (13.1)."""
     s = verified.state
-    body = bytes(s.digests) + bytes(s.flags)
-    header = {
-        "format": CACHE_FORMAT,
-        "offset": verified.offset,
-        "chunks": verified.chunks,
-        "chain": verified.chain,
-        "size": s.size,
-        "head": s.head,
-        "ts": s.ts,
-        "key": s.key,
-        "chain_id": s.chain_id,
-        "genesis_key": s.genesis_key,
-        "keys": s.keys,
-        "frontier": [node.hex() for node in s.frontier.nodes],
-        "pending": {str(seq): blob for seq, blob in s.pending.items()},
-        "checked": sorted(verified.checked),
-        "packs": [p.as_list() for p in verified.packs],
-        "body": b3(body),
-    }
+    digests_path, flags_path = _body_paths(path)
     with contextlib.suppress(OSError):  # a read-only home: the next verify is full again
         path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, orjson.dumps(header) + b"\n" + body, mode=0o600, durable=False)
+        with _locked(path, fcntl.LOCK_EX):
+            files = [_stat(digests_path), _stat(flags_path)]
+            flagged: dict[int, int] = {}
+            if (
+                isinstance(s.digests, Column)
+                and isinstance(s.flags, Column)
+                and verified.files is not None
+                and files == verified.files
+                and len(s.flags.changes()[1]) <= MAX_FLAGGED
+            ):
+                # append only: a reader's mapping of the older bytes never changes
+                _append(digests_path, s.digests)
+                _append(flags_path, s.flags)
+                flagged = s.flags.changes()[1]
+            else:
+                replace_file(digests_path, bytes(s.digests), mode=0o600, durable=False)
+                replace_file(flags_path, bytes(s.flags), mode=0o600, durable=False)
+            header = {
+                "format": CACHE_FORMAT,
+                "offset": verified.offset,
+                "chunks": verified.chunks,
+                "chain": verified.chain,
+                "size": s.size,
+                "head": s.head,
+                "ts": s.ts,
+                "key": s.key,
+                "chain_id": s.chain_id,
+                "genesis_key": s.genesis_key,
+                "keys": s.keys,
+                "frontier": [node.hex() for node in s.frontier.nodes],
+                "pending": {str(seq): blob for seq, blob in s.pending.items()},
+                "checked": sorted(verified.checked),
+                "packs": [p.as_list() for p in verified.packs],
+                "digests": _stat(digests_path),
+                "flags": _stat(flags_path),
+                "flagged": {str(seq): flag for seq, flag in sorted(flagged.items())},
+            }
+            replace_file(path, orjson.dumps(header) + b"\n", mode=0o600, durable=False)
+
+
+def _append(path: Path, column: Column) -> None:
+    """Append the bytes added to ``column`` since it was read from ``path``."""
+    mapped, _, tail = column.changes()
+    if tail:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.pwrite(fd, tail, mapped)
+        finally:
+            os.close(fd)
+
+
+def _mapped(path: Path, length: int) -> Any:
+    """The first ``length`` bytes of ``path``, mapped read-only (b"" when empty)."""
+    if length == 0:
+        return b""
+    with open(path, "rb") as f:
+        return mmap.mmap(f.fileno(), length, prot=mmap.PROT_READ)
 
 
 def load_verified(path: Path) -> Verified | None:
     """The saved verification, or None when missing or damaged (it is a cache)."""
     try:
-        raw = path.read_bytes()
+        with _locked(path, fcntl.LOCK_SH):
+            return _load(path)
     except OSError:
         return None
+
+
+def _load(path: Path) -> Verified | None:
+    raw = path.read_bytes()
     cut = raw.find(b"\n")
-    with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+    with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError, OSError):
         h: dict[str, Any] = orjson.loads(raw[:cut])
-        body = raw[cut + 1 :]
         size = h["size"]
-        if h["format"] not in _READ_FORMATS or b3(body) != h["body"] or len(body) != 33 * size:
+        files: list[list[int] | None] | None = None
+        if h["format"] == CACHE_FORMAT:
+            if cut != len(raw) - 1:
+                return None
+            digests_path, flags_path = _body_paths(path)
+            files = [_stat(digests_path), _stat(flags_path)]
+            if files != [h["digests"], h["flags"]] or None in files:
+                return None
+            if files[0][1] != 32 * size or files[1][1] != size:  # type: ignore[index]
+                return None
+            flagged = {int(seq): int(flag) for seq, flag in h["flagged"].items()}
+            if not all(0 <= seq < size and 0 <= flag < 256 for seq, flag in flagged.items()):
+                return None
+            digests = Column(_mapped(digests_path, 32 * size))
+            flags = Column(_mapped(flags_path, size), flagged)
+        elif h["format"] == _REVISION_2:
+            body = raw[cut + 1 :]
+            if b3(body) != h["body"] or len(body) != 33 * size:
+                return None
+            digests, flags = Column(body[: 32 * size]), Column(body[32 * size :])
+        else:
             return None
         state = ChainState(
             size=size,
@@ -132,8 +235,8 @@ def load_verified(path: Path) -> Verified | None:
             ts=h["ts"],
             key=h["key"],
             chain_id=h["chain_id"],
-            digests=bytearray(body[: 32 * size]),
-            flags=bytearray(body[32 * size :]),
+            digests=digests,
+            flags=flags,
             pending={int(seq): blob for seq, blob in h["pending"].items()},
             genesis_key=h["genesis_key"],
             keys=list(h["keys"]),
@@ -147,11 +250,11 @@ def load_verified(path: Path) -> Verified | None:
             chain = h["chain"]
             if chain is not None and (len(chain) != 4 or not all(type(v) is int for v in chain)):
                 return None
+            if len(chunks) != -(-offset // CHUNK):
+                return None
         else:  # revision 2: one hash of the whole prefix, no identity
             chunks, chain = [str(h["prefix"])], None
-        if len(chunks) != -(-offset // CHUNK) and h["format"] == CACHE_FORMAT:
-            return None
-        return Verified(offset, chunks, state, checked, packs, chain)
+        return Verified(offset, chunks, state, checked, packs, chain, files)
     return None
 
 

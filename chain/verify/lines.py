@@ -45,13 +45,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..format.canonical import b3
 from ..format.entry import Malformed, parse_line, rotation_message, signing_message_of_line
 from ..format.keys import verify_sig
 from ..log.checkpoint import Checkpoint, origin_of
 from ..log.merkle import BLAKE3, Frontier
+
+if TYPE_CHECKING:
+    from .column import Column
 
 __all__ = [
     "BLOB_ABSENT",
@@ -285,8 +288,9 @@ class ChainState:
     ts: str = ""
     key: str | None = None  # the current signing key
     chain_id: str | None = None
-    digests: bytearray = field(default_factory=bytearray)
-    flags: bytearray = field(default_factory=bytearray)
+    #: bytearray, or a Column read from the verification cache (column.py)
+    digests: bytearray | Column = field(default_factory=bytearray)
+    flags: bytearray | Column = field(default_factory=bytearray)
     pending: dict[int, str] = field(default_factory=dict)  # seq -> missing blob
     trusted_key: str | None = None  # pin: the genesis key or a rotated-to key
     pinned_chain_id: str | None = None
@@ -438,10 +442,10 @@ class ChainState:
     def _advance(self, r: LineResult) -> None:
         flag = 0
         if r.content is not None:
-            self.digests += bytes.fromhex(r.content[3:])
+            self.digests.extend(bytes.fromhex(r.content[3:]))
             flag |= _CONTENT
         else:
-            self.digests += _ZERO32
+            self.digests.extend(_ZERO32)
         if r.tier == "committed":
             flag |= _COMMITTED
         self.flags.append(flag)
