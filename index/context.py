@@ -154,8 +154,14 @@ def build_context(
 
     order = "ORDER BY m.importance DESC, m.created DESC, m.seq DESC"
     base = f"SELECT {_COLUMNS} FROM memories m WHERE {where}"
-    identity = _rows(index, f"{base} AND {_IDENTITY} {order} LIMIT {MAX_PINNED}", params)
-    decisions = _rows(index, f"{base} AND {_DECISION} {order} LIMIT {MAX_PINNED}", params)
+
+    def pinned_by(index_name: str, which: str) -> list[tuple[Any, ...]]:
+        # the partial index in score order (migration 0011): read 200, sort none
+        sql = f"SELECT {_COLUMNS} FROM memories m INDEXED BY {index_name} WHERE {where}"
+        return _rows(index, f"{sql} AND {which} {order} LIMIT {MAX_PINNED}", params)
+
+    identity = pinned_by("memories_identity", _IDENTITY)
+    decisions = pinned_by("memories_committed", _DECISION)
     pinned = {r[0] for r in identity} | {r[0] for r in decisions}
 
     rest: dict[int, Hit] = {}

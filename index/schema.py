@@ -206,6 +206,19 @@ def _vector_keys(db: Database) -> None:
     )
 
 
+def _pinned(db: Database) -> None:
+    """The session start's pinned sections (index/context.py) in score order: partial
+    indexes of identities and of committed decisions and commitments, so that their first
+    200 are read without sorting all of them (a thousand each at a million entries)."""
+    db.execute(
+        "CREATE INDEX memories_identity ON memories (importance, created) WHERE type = 'identity'"
+    )
+    db.execute(
+        "CREATE INDEX memories_committed ON memories (importance, created) "
+        "WHERE tier = 'committed' AND type IN ('decision', 'commitment')"
+    )
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -219,6 +232,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0008_vectors", _vectors),
     ("0009_time", _time),
     ("0010_vector_keys", _vector_keys),
+    ("0011_pinned", _pinned),
 )
 
 
