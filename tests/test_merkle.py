@@ -136,6 +136,13 @@ HASHES = [
 ]
 
 
+@pytest.mark.parametrize(("tree", "fn"), HASHES)
+def test_the_empty_hash_is_the_functions(tree: Any, fn: Any) -> None:
+    """SHA256's empty hash is written out (so that importing merkle does not import
+    hashlib): it must be the function's own."""
+    assert tree.empty == fn(b"") and tree.size == len(fn(b""))
+
+
 def test_reference_reproduces_rfc6962_known_roots() -> None:
     """The oracle and root_of give the published CT reference roots for sizes 0..8.
 

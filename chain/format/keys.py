@@ -17,12 +17,9 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
-from nacl import bindings, utils
-from nacl.exceptions import BadSignatureError, CryptoError
-from nacl.signing import SigningKey, VerifyKey
 
 from .errors import InputError, KeyAccessError
 from .fsutil import fsync_dir, write_all
@@ -64,12 +61,16 @@ class Signer:
     def __init__(self, seed: bytes) -> None:
         if len(seed) != 32:
             raise KeyAccessError("an Ed25519 seed is 32 bytes")
+        from nacl.signing import SigningKey
+
         self._sk = SigningKey(seed)
         self.public = bytes(self._sk.verify_key)
         self.key_id = KEY_PREFIX + self.public.hex()
 
     @classmethod
     def generate(cls) -> Signer:
+        from nacl import utils
+
         return cls(utils.random(32))
 
     def sign(self, message: bytes) -> str:
@@ -84,12 +85,29 @@ class Signer:
         return f"Signer({self.key_id})"
 
 
+#: PyNaCl's verify and the errors it raises, loaded at the first signature checked: a
+#: session start that finds nothing new to verify never imports PyNaCl (6 ms).
+_sign_open: Any = None
+_bad: tuple[type[BaseException], ...] = ()
+
+
+def _load_nacl() -> None:
+    global _sign_open, _bad
+    from nacl import bindings
+    from nacl.exceptions import BadSignatureError, CryptoError
+
+    _bad = (BadSignatureError, CryptoError, ValueError)
+    _sign_open = bindings.crypto_sign_open
+
+
 def verify_sig(key_id: str, message: bytes, sig_hex: str) -> bool:
     """True when ``sig_hex`` is a valid Ed25519 signature of ``message``."""
+    if _sign_open is None:
+        _load_nacl()
     public = bytes.fromhex(key_id[len(KEY_PREFIX) :])
     try:
-        bindings.crypto_sign_open(bytes.fromhex(sig_hex) + message, public)
-    except (BadSignatureError, CryptoError, ValueError):
+        _sign_open(bytes.fromhex(sig_hex) + message, public)
+    except _bad:
         return False
     return True
 
@@ -99,6 +117,9 @@ def parse_public_key(text: str) -> str:
     text = text.strip()
     hex_part = text[len(KEY_PREFIX) :] if text.startswith(KEY_PREFIX) else text
     try:
+        from nacl.exceptions import CryptoError
+        from nacl.signing import VerifyKey
+
         raw = bytes.fromhex(hex_part)
         if len(raw) != 32:
             raise ValueError
@@ -170,7 +191,7 @@ def _write_durable(path: Path, data: bytes, mode: int) -> None:
 
 
 def _seal(seed: bytes, public_id: str, passphrase: str) -> bytes:
-    from nacl import pwhash, secret  # only encrypted mode needs them
+    from nacl import pwhash, secret, utils  # only encrypted mode needs them
 
     salt = utils.random(pwhash.argon2id.SALTBYTES)
     ops = pwhash.argon2id.OPSLIMIT_MODERATE
@@ -200,6 +221,7 @@ def _unseal(path: Path, passphrase: str) -> bytes:
     except (OSError, ValueError, KeyError, TypeError):
         raise KeyAccessError(f"encrypted key file is unreadable or corrupt: {path}") from None
     from nacl import pwhash, secret  # only encrypted mode needs them
+    from nacl.exceptions import CryptoError
 
     box_key = pwhash.argon2id.kdf(
         secret.SecretBox.KEY_SIZE, passphrase.encode(), salt, opslimit=ops, memlimit=mem

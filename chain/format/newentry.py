@@ -9,7 +9,6 @@ from typing import Any, Final
 from .canonical import ValueDomainError, canonical, check_value
 from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, ORIGINS, SOURCES, TIERS
 from .errors import InputError
-from .secrets import check as check_secret_text
 
 __all__ = ["NewEntry", "check_content", "check_secrets"]
 
@@ -89,6 +88,8 @@ def check_secrets(item: NewEntry, *, allow: bool) -> None:
     """The secret gate for the chain: content and metadata (SecretError, exit 2)."""
     if allow:
         return
+    from .secrets import check as check_secret_text  # its patterns: only when adding
+
     check_secret_text(item.content.decode("utf-8"), hint=ALLOW_SECRET_HINT)
     if item.meta:
         check_secret_text(

@@ -22,12 +22,8 @@ are kept and ignored.
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
 from dataclasses import dataclass, field
-
-from nacl.exceptions import BadSignatureError
-from nacl.signing import VerifyKey
 
 from ..format.canonical import strict_base64
 from ..format.entry import HASH_RE
@@ -67,6 +63,8 @@ def _public(key: str) -> bytes:
 
 def key_hash(name: str, key: str) -> bytes:
     """The signed-note key hash of an Ed25519 key under ``name``."""
+    import hashlib  # not at import: OpenSSL's costs 3 ms on every start path
+
     return hashlib.sha256(name.encode() + b"\n" + _ED25519 + _public(key)).digest()[:4]
 
 
@@ -98,6 +96,9 @@ class Checkpoint:
 
     def signed_by(self, key: str) -> bool:
         """Whether a signature line by ``key`` (under the origin's name) verifies."""
+        from nacl.exceptions import BadSignatureError  # PyNaCl: only when a note is checked
+        from nacl.signing import VerifyKey
+
         try:
             want = key_hash(self.origin, key)
             verify_key = VerifyKey(_public(key))

@@ -20,7 +20,6 @@ Three pieces:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
 import blake3
@@ -48,10 +47,10 @@ class TreeHash:
 
     __slots__ = ("_h", "empty", "name", "size")
 
-    def __init__(self, name: str, fn: Callable[[bytes], bytes]) -> None:
+    def __init__(self, name: str, fn: Callable[[bytes], bytes], empty: bytes | None = None) -> None:
         self.name = name
         self._h = fn
-        self.empty = fn(b"")
+        self.empty = fn(b"") if empty is None else empty  # the hash of no bytes
         self.size = len(self.empty)
 
     def leaf(self, data: bytes) -> bytes:
@@ -66,11 +65,19 @@ def _blake3(data: bytes) -> bytes:
 
 
 def _sha256(data: bytes) -> bytes:
+    import hashlib  # OpenSSL's import costs 3 ms on every start path; only SHA-256 trees need it
+
     return hashlib.sha256(data).digest()
 
 
 BLAKE3 = TreeHash("blake3", _blake3)
-SHA256 = TreeHash("sha256", _sha256)
+# SHA-256 of no bytes, given so that importing this module does not import hashlib
+# (tested against hashlib: tests/test_merkle.py)
+SHA256 = TreeHash(
+    "sha256",
+    _sha256,
+    bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+)
 
 
 class Frontier:
