@@ -149,28 +149,31 @@ def hand_conversations(path: Path = HAND) -> list[Conversation]:
     return out
 
 
+def part_conversations(part: str, count: int = 60) -> list[Conversation]:
+    if part == "hand":
+        return hand_conversations(HAND) + hand_conversations(HAND_LONG)
+    if part == "held-out-hand":
+        return hand_conversations(HELD_OUT_HAND)
+    return conversations(part, count)
+
+
+def turn_entry(t: Turn, session: str) -> NewEntry:
+    """One turn as the memory it is added as (its session named as given)."""
+    return NewEntry(
+        content=t.memory.encode(),
+        type="memory",
+        tier="relationship",
+        source="auto",
+        meta={"session": session, "turn": t.id, "date": t.day.isoformat()},
+    )
+
+
 def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Built]:
     out = []
-    if part == "hand":
-        convs = hand_conversations(HAND) + hand_conversations(HAND_LONG)
-    elif part == "held-out-hand":
-        convs = hand_conversations(HELD_OUT_HAND)
-    else:
-        convs = conversations(part, count)
-    for n, conv in enumerate(convs):
+    for n, conv in enumerate(part_conversations(part, count)):
         root = tmp / f"{part}{n}"
         led = Ledger.init(root, name=conv.name)
-        entries = [
-            NewEntry(
-                content=t.memory.encode(),
-                type="memory",
-                tier="relationship",
-                source="auto",
-                meta={"session": t.session, "turn": t.id, "date": t.day.isoformat()},
-            )
-            for t in conv.turns
-        ]
-        appended = led.add_batch(entries)
+        appended = led.add_batch([turn_entry(t, t.session) for t in conv.turns])
         led.close()
         with Index.open(root) as index:
             if semantic:
@@ -185,35 +188,13 @@ def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Buil
 def build_one(part: str, tmp: Path, count: int = 60) -> list[Built]:
     """Every conversation of a part in one chain (issue 27: a store large enough that
     common words pass index/topk.py's bound); sessions are named per conversation."""
-    convs = (
-        hand_conversations(HAND) + hand_conversations(HAND_LONG)
-        if part == "hand"
-        else (
-            hand_conversations(HELD_OUT_HAND)
-            if part == "held-out-hand"
-            else conversations(part, count)
-        )
-    )
     root = tmp / f"{part}-one"
     led = Ledger.init(root, name=part)
     out = []
     by_seq: dict[int, str] = {}  # every conversation's: a turn of another one is a miss
     session_of: dict[str, str] = {}
-    for conv in convs:
-        entries = [
-            NewEntry(
-                content=t.memory.encode(),
-                type="memory",
-                tier="relationship",
-                source="auto",
-                meta={
-                    "session": f"{conv.name}/{t.session}",
-                    "turn": t.id,
-                    "date": t.day.isoformat(),
-                },
-            )
-            for t in conv.turns
-        ]
+    for conv in part_conversations(part, count):
+        entries = [turn_entry(t, f"{conv.name}/{t.session}") for t in conv.turns]
         appended = led.add_batch(entries)
         by_seq.update((a.seq, t.id) for a, t in zip(appended, conv.turns, strict=True))
         session_of.update((t.id, f"{conv.name}/{t.session}") for t in conv.turns)
