@@ -15,14 +15,17 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from memory_chain.index.sync import estimate_tokens, write_transaction
 
-from .markdown import Document, child_text, decode, shown
-from .provenance import origin_of
 from .scopes import Scope, Workspace
-from .summary import make_summary, summary_of
+
+if TYPE_CHECKING:
+    from .markdown import Document
+
+# markdown, provenance and summary are imported where a changed file is read: a search or
+# a session start that finds every file unchanged does not pay for them (issue 27).
 
 __all__ = ["WsSync", "file_problem", "in_roots", "roots", "sync_workspace"]
 
@@ -71,6 +74,9 @@ _WHOLE: Final = frozenset({"memory", "topic", "fact", "episode"})
 
 
 def _entries(scope: Scope, kind: str, path: Path, doc: Document) -> list[tuple[Any, ...]]:
+    from .markdown import child_text, shown
+    from .provenance import origin_of
+
     rows = []
     whole = kind in _WHOLE
     for e in doc.entries():
@@ -132,6 +138,8 @@ def _row(
     approved: int = 0,
 ) -> tuple[Any, ...]:
     """An index row for a line that is not an entry: no metadata, never a chain entry."""
+    from .markdown import shown
+
     return (
         str(path),
         str(scope.root),
@@ -167,6 +175,9 @@ def _index_file(
 ) -> None:
     key = str(path)
     _drop(conn, key)
+    from .markdown import Document, decode, shown
+    from .summary import make_summary, summary_of
+
     text = decode(data[:MAX_INDEXED_BYTES])
     doc = Document.parse(data) if len(data) <= MAX_INDEXED_BYTES else Document([])
     summary = shown(summary_of(text[:8192]) or make_summary(text[:8192]))
@@ -204,6 +215,8 @@ def _index_file(
 
 
 def _shown(value: str | None) -> str | None:
+    from .markdown import shown
+
     return None if value is None else shown(value)
 
 
