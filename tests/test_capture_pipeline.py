@@ -411,11 +411,17 @@ def test_the_hook_reads_claude_codes_payload_and_flushes_on_precompact(
     t.write_bytes(_session(cc.user("I prefer tabs over spaces.")))
     result = raw.run("capture", "--hook", stdin=_hook_payload("PreCompact-2.json", t, project))
     assert (0, "") == (result.code, result.err)
-    daily = project / ".memory-chain" / "local" / "memory" / f"{datetime.now().date()}.md"
-    text = daily.read_text()
+    # the turn goes to the daily file of the day it was said (the transcript's timestamp),
+    # the compaction note to today's: read every daily file
+    folder = project / ".memory-chain" / "local" / "memory"
+
+    def daily() -> str:
+        return "\n".join(p.read_text() for p in sorted(folder.glob("*.md")))
+
+    text = daily()
     assert "Prefers tabs over spaces" in text and "Compaction (manual)" in text
     stop = raw.run("capture", "--hook", stdin=_hook_payload("Stop-1.json", t, project))
-    assert (0, "") == (stop.code, stop.err) and text == daily.read_text()
+    assert (0, "") == (stop.code, stop.err) and text == daily()
 
 
 def test_the_hook_never_fails_the_agent(raw: Cli, tmp_path: Path) -> None:

@@ -193,8 +193,10 @@ def test_compaction_and_session_end_capture_the_transcript(
     payload = _payload(f"{event}-1.json", transcript_path=str(transcript), cwd="/nonexistent")
     result, _ = _hook(agent, event, payload)
     assert ("", "") == (result.out, result.err)
+    # the turns go to the daily file of the day they were said (the transcript's
+    # timestamps, 2026-11-25), the compaction note to today's: read them all
     daily = sorted((agent.root / "workspace" / "memory").glob("*.md"))
-    text = daily[-1].read_text()
+    text = "\n".join(path.read_text() for path in daily)
     assert "Always use ruff for linting in this repo" in text
     assert ("## Compactions" in text) == (event == "PreCompact")
     before = _files(agent.root)
