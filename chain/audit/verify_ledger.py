@@ -45,7 +45,6 @@ from ..verify.incremental import (
     Verified,
     appends_path,
     cache_path,
-    chunk_hashes,
     clear_failure,
     failure_path,
     identity,
@@ -101,7 +100,7 @@ class _Prefix:
             known = self._known.get(i)
             if known is None or known[0] != stop:
                 assert self._map is not None
-                known = (stop, chunk_hashes(memoryview(self._map), i, stop)[-1])
+                known = (stop, b3(memoryview(self._map)[start:stop]))
                 self.hashed += stop - start
                 self._known[i] = known
             out.append(known[1])

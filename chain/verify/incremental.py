@@ -51,7 +51,6 @@ __all__ = [
     "Verified",
     "appends_path",
     "cache_path",
-    "chunk_hashes",
     "clear_failure",
     "failure_path",
     "identity",
@@ -262,12 +261,6 @@ def identity(st: os.stat_result) -> list[int]:
     """A file's identity, as for packs (13.3): inode, length, mtime and ctime (ns). While
     it is unchanged the file was not written: ctime cannot be set back by a user."""
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
-def chunk_hashes(data: memoryview, first: int, end: int) -> list[str]:
-    """b3 of each CHUNK of ``data`` from chunk ``first`` to byte ``end``, the last one
-    partial."""
-    return [b3(data[start : min(start + CHUNK, end)]) for start in range(first * CHUNK, end, CHUNK)]
 
 
 # -- appends by this program, for the verifier (13.5) -----------------------------------
