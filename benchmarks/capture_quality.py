@@ -208,6 +208,10 @@ PARTS = {
     "held-out": CORPORA / "capture-heldout.txt",
     "hand": CORPORA / "capture-hand.txt",
     "held-out 2": CORPORA / "capture-heldout2.txt",
+    "hand 3": CORPORA / "capture-hand3.txt",
+    "hand 4": CORPORA / "capture-hand4.txt",
+    "hand 5": CORPORA / "capture-hand5.txt",
+    "held-out 3": CORPORA / "capture-heldout3.txt",
 }
 
 

@@ -122,6 +122,7 @@ class Detector:
     _command: str | None = None  # the last tool call, until its result arrives
     _guidance: str | None = None  # a user's advice given after the error
     _error_text: str = ""  # the failing tool result (a fix it suggests is not a lesson)
+    _said: list[str] = field(default_factory=list)  # the person's own words since the error
 
     def run(self, turns: Iterable[Turn]) -> list[Detection]:
         out: list[Detection] = []
@@ -152,6 +153,10 @@ class Detector:
         if self._forgets(turn):
             return []  # never stored; run() takes back what the turn before it gave
         if turn.role == "tool_use":
+            if self._command is not None:
+                # a call whose result never came (a transcript written by hand leaves out
+                # what an edit or a quiet command printed): it passed without a word
+                self._tool_result(Turn("tool_result", "", turn.ref, turn.line, turn.session))
             self._command = turn.text
             return []
         if turn.role == "tool_result":
@@ -165,6 +170,8 @@ class Detector:
             self.counts["runtime"] += 1
             return []
         words = own_words(turn.text)
+        if self._error is not None:
+            self._said.append(words)
         if len(words) < len(turn.text.strip()) // 2:
             self.counts["quoted"] += 1
         for sentence in sentences(words):
@@ -194,7 +201,11 @@ class Detector:
         if not_a_statement(sentence):
             self.counts["not-a-statement"] += 1
             return None
-        hit = classify(sentence) or learned(sentence) or _in_a_clause(sentence)
+        hit = judged(sentence)
+        if hit is _VETOED:
+            self.counts["vetoed"] += 1
+            return None
+        hit = hit or _in_a_clause(sentence)
         if hit is None:
             return None
         category, kind, text, confidence = hit
@@ -232,6 +243,7 @@ class Detector:
                 self._error = (command or "", sig) if sig else None
                 self._error_text = turn.text if sig else ""
                 self._since = []
+                self._said = []
                 self._guidance = None
             return []
         if self._error is None or command is None:
@@ -241,12 +253,16 @@ class Detector:
                 self._since.append(f"edit:{argument}")  # a file changed since the error
             return []
         failed, sig = self._error
-        if _same_command(command, failed) or _extends(command, failed):
+        said = " ".join(self._said)
+        replaces = _replaces(command, failed, said)
+        if _same_command(command, failed) or _extends(command, failed) or replaces:
             fixes = [c for c in self._since if not _same_command(c, failed)]
-            if _extends(command, failed):
-                fixes = [command]
-            self._error, self._since = None, []
-            if any(_suggested_by(c, self._error_text) for c in fixes):
+            if _extends(command, failed) or replaces:
+                # the failing command run another way: that way is the fix (and the
+                # files edited on the way to it)
+                fixes = [*(c for c in fixes if c.startswith("edit:")), command]
+            self._error, self._since, self._said = None, [], []
+            if any(_suggested_by(c, self._error_text) and not _said_by(c, said) for c in fixes):
                 # The fix is what the failing tool's own output told the agent to run: tool
                 # output must not become a lesson (a poisoned error line would persist).
                 self.counts["tool-suggested-fix"] += 1
@@ -379,6 +395,43 @@ _FORGET: Final = re.compile(
 )
 
 
+def _said_by(command: str, said: str) -> bool:
+    """Whether the person named ``command`` in their own words: a fix they asked for is
+    theirs, even where the failing tool's output suggested it too."""
+    bare = " ".join(_bare(command).split())
+    return len(bare) >= 4 and bare in " ".join(said.split())
+
+
+def _replaces(command: str, failed: str, said: str) -> bool:
+    """Whether ``command`` is the failing command done another way at the person's word:
+    the same program, or the same arguments to another program, and they named it
+    (``pnpm install`` after ``npm install`` failed) or the word that differs (``make
+    all`` after ``make build`` failed and "the target is called `all`"). Variables set
+    before the program (``TZ=UTC pnpm test``) are part of the other way."""
+    if not said or _same_command(command, failed):
+        return False
+    new, old = _program(command), _program(failed)
+    # the same program called the same way with another word, or another program
+    # given the same arguments (a preparatory step, ``npm ci`` before ``npm run
+    # lint``, is neither: it is among the fixes when the failing command passes)
+    same_shape = new[0] == old[0] and len(new) == len(old)
+    if not new or not old or not (same_shape or (len(old) > 1 and new[1:] == old[1:])):
+        return False
+    if _said_by(command, said) or new == old:
+        return True
+    added = {w.lower() for w in new[1:]} - {w.lower() for w in old} - _COMMON
+    heard = {w.lower() for w in re.findall(r"[\w.:/=-]+", said)}
+    return bool(added & heard)
+
+
+def _program(command: str) -> list[str]:
+    """A shell command's words from its program on (``TZ=UTC pnpm test`` -> pnpm, test)."""
+    words = _bare(command).split()
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]):
+        words = words[1:]
+    return words
+
+
 def _suggested_by(command: str, output: str) -> bool:
     """Whether ``command`` (or a URL in it) appears in a tool's output: the tool said to
     run it."""
@@ -404,10 +457,13 @@ def statements_of(text: str) -> list[str]:
 def sentences(text: str) -> list[str]:
     """The statements of a user turn: fenced code and quoted (``>``) lines dropped."""
     text = _FENCE.sub("\n", text)
-    kept = [line for line in text.splitlines() if not line.lstrip().startswith(">")]
+    # a list item's mark goes before sentences are split ("1. MIT license" is one)
+    kept = [
+        _ITEM_MARK.sub("", line) for line in text.splitlines() if not line.lstrip().startswith(">")
+    ]
     out = []
     for part in _SENTENCE_END.split("\n".join(kept)):
-        part = _ITEM_MARK.sub("", part).strip()
+        part = part.strip()
         if part and not part.startswith(("```", "~~~")):
             out.append(part)
     return out
@@ -433,11 +489,21 @@ _HYPOTHETICAL: Final = re.compile(
     re.I,
 )
 _REPORTED: Final = re.compile(
-    r"\b(said|says|say|wrote|writes|claims?|according to|the article|the post|the blog|"
-    r"someone|somebody|my colleague|they told)\b|"
-    r"[\"“”]",
+    r"\b(said|says|(?:they|people|you|he|she) say|wrote|writes|claims?|according to|"
+    r"the article|the post|the blog|someone|somebody|my colleague|they told)\b",
     re.I,
 )
+_QUOTED: Final = re.compile(r"[\"“]([^\"“”]*)[\"”]")
+
+
+def _quotes_someone(s: str) -> bool:
+    """A quoted sentence (three words or more) or a quote mark left open: someone else's
+    words. A short quoted term ("thesis-v2", "du") is a name, and the statement stays."""
+    if (s.count('"') + s.count("“") + s.count("”")) % 2:
+        return True
+    return any(len(q.split()) >= 3 for q in _QUOTED.findall(s))
+
+
 _NEGATED_CLAIM: Final = re.compile(
     r"\b(i'?m not saying|i never said|not that i|i haven't|we haven't|we have not|"
     r"haven't decided|never promised|didn't promise|not convinced)\b|"
@@ -448,7 +514,7 @@ _NEGATED_CLAIM: Final = re.compile(
 #: "if possible" and the like soften a statement; they do not make it hypothetical.
 _SOFTENER: Final = re.compile(r"\bif (possible|you can|needed|necessary|in doubt)\b", re.I)
 #: Words that make "I said ..." a correction rather than reported speech.
-_SELF_QUOTE: Final = re.compile(r"^(no,?\s+)?(i said|i told you|like i said)\b", re.I)
+_SELF_QUOTE: Final = re.compile(r"\b(i said|i told you|like i said|as i said)\b", re.I)
 
 
 #: "If we decide X, we'll ..." (a condition on the future), unlike "if you need X, run Y"
@@ -485,7 +551,8 @@ def not_a_statement(sentence: str) -> bool:
         return True
     if _HYPOTHETICAL.search(_SOFTENER.sub("", s)) and not _REMEMBER_LEAD.match(s):
         return True
-    return bool(_REPORTED.search(s)) and not _SELF_QUOTE.match(s) and not _REMEMBER_LEAD.match(s)
+    reported = _REPORTED.search(s) is not None or _quotes_someone(s)
+    return reported and not _SELF_QUOTE.search(s) and not _REMEMBER_LEAD.match(s)
 
 
 # -- the rules -----------------------------------------------------------------
@@ -763,10 +830,40 @@ def _in_a_clause(sentence: str) -> tuple[str, str, str, float] | None:
     for part in parts:
         if len(part.split()) < 4 or not_a_statement(part):
             continue
-        hit = classify(part) or learned(part)
-        if hit is not None:
+        hit = judged(part)
+        if hit is not None and hit is not _VETOED:
             return hit
     return None
+
+
+#: What judged() returns for a statement a rule found and the scorer is sure holds nothing.
+_VETOED: Final = ("", "", "", 0.0)
+
+
+def judged(sentence: str) -> tuple[str, str, str, float] | None:
+    """The rules' verdict on a sentence, weighed by the scorer, or the scorer's alone.
+
+    A rule's find keeps its text and confidence; the scorer, told which rule fired,
+    names its category (a person's "remember ..." stays theirs), and drops it
+    (``_VETOED``) when it is sure nothing in it is worth keeping. Without the scorer's
+    file the rules decide alone."""
+    from .scorer import score, thresholds
+
+    rule = classify(sentence)
+    if rule is None:
+        return learned(sentence)
+    category, _, text, confidence = rule
+    if category == "remember":
+        return rule
+    verdict = score(sentence, rule=category)
+    if verdict is None:
+        return rule
+    if verdict.none >= thresholds(category).veto:
+        return _VETOED
+    better = verdict.category
+    if better is not None and better not in (category, "remember"):
+        return better, better, text, confidence
+    return rule
 
 
 def learned(sentence: str) -> tuple[str, str, str, float] | None:
@@ -779,7 +876,7 @@ def learned(sentence: str) -> tuple[str, str, str, float] | None:
         # a URL or a command piped into a shell is kept only when a person asks for it in so
         # many words (a rule's "remember ..."): it is what a poisoned text wants kept
         return None
-    verdict = score(sentence)
+    verdict = score(sentence, rule=None)
     if verdict is None or verdict.category is None:
         return None
     t = thresholds(verdict.category)
@@ -917,7 +1014,9 @@ def scope_of(category: str, text: str) -> str:
 # -- tool output ----------------------------------------------------------------
 
 _ERROR_LINE: Final = re.compile(
-    r"(error|exception|failed|fatal|denied|not found|cannot|could not|refused|E[A-Z]{4,})", re.I
+    r"(error|exception|failed|fatal|denied|not found|cannot|could not|refused|E[A-Z]{4,}|"
+    r"no rule to make|\*\*\* |needed; to update|unknown (?:command|option|target))",
+    re.I,
 )
 _INSTRUCTION: Final = re.compile(
     r"\b(remember (that|this)|ignore (all |the )?previous|you must|always (run|use|send)|"
@@ -999,6 +1098,8 @@ def _tool_parts(command: str | None) -> tuple[str, str]:
     tool = name.lower()
     if tool in EDIT_TOOLS:
         m = _FILE_PATH.search(rest)
+        if m is None and re.fullmatch(r"[\w./~-]*[./][\w./~-]*", rest.strip()):
+            return tool, rest.strip()  # a bare path, as a transcript written by hand gives it
         return tool, m.group(1) if m else ""
     return tool, rest
 

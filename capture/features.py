@@ -18,9 +18,10 @@ beyond ``re``.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Final
 
-__all__ = ["NAMES", "features"]
+__all__ = ["NAMES", "features", "keys"]
 
 
 class _Family:
@@ -549,3 +550,23 @@ def features(statement: str) -> list[float]:
         command * imperative,
         cue["pref"] * (1.0 if _YOU.search(body) else 0.0),
     ]
+
+
+#: A word as a lexical key: letters, digits, apostrophes; numbers become one key.
+_WORD: Final = re.compile(r"[^\W\d_][\w']*|\d+")
+
+
+def keys(statement: str) -> list[str]:
+    """The statement's lexical keys, for the scorer's learned vocabulary: each word
+    (casefolded), each pair of adjacent words (``we_use``), and the first word and
+    first two words marked as leads (``^please``, ``^from_now``). Numbers are one key,
+    ``0``; code in backticks is one key, ``code_``. Which keys carry weight is the
+    trained model's business (capture.scorer): this only names them."""
+    body = _CODE.sub(" code_ ", _FILLER.sub("", statement.strip())).casefold()
+    words = ["0" if w.isdigit() else w for w in _WORD.findall(body)]
+    out = [*words, *(f"{a}_{b}" for a, b in pairwise(words))]
+    if words:
+        out.append("^" + words[0])
+        if len(words) > 1:
+            out.append(f"^{words[0]}_{words[1]}")
+    return out

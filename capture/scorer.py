@@ -2,14 +2,19 @@
 
 A multinomial logistic model over ``capture.features``: one weight per
 feature and class, the classes ``none`` and the statement categories of
-the detector. The weights are data (``scorer_weights.json``, written by
-benchmarks/capture_train.py from the corpus's tune part, its thresholds
-chosen on the choose part) and the prediction is a dot product in plain
-Python: nothing is imported but ``json`` and the features, so a hook that
-captures starts as fast as before.
+the detector. Beside the general features it has a learned vocabulary:
+weights for lexical keys (``features.keys``: words, word pairs, the lead
+words) and for the verdict of the rules (``rule:<category>``), so that it
+can weigh what a rule said against the rest of the statement. The weights
+are data (``scorer_weights.json``, written by benchmarks/capture_train.py;
+what it was trained and judged on is written in the file) and the
+prediction is a sparse dot product in plain Python: nothing is imported but
+``json`` and the features, so a hook that captures starts as fast as
+before, and the file is read only when a statement is scored.
 
-The rules of capture.detector stay the floor: the scorer speaks only for a
-statement no rule claimed.
+The rules of capture.detector stay the floor: without the file, they alone
+decide; with it, the scorer names the category of what a rule found, and
+keeps what no rule claimed.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from .features import NAMES, features
+from .features import NAMES, features, keys
 
 __all__ = ["WEIGHTS", "Score", "Thresholds", "load", "score", "thresholds"]
 
@@ -37,11 +42,13 @@ class Score(NamedTuple):
 
 class _Model(NamedTuple):
     classes: tuple[str, ...]
-    weights: tuple[tuple[float, ...], ...]  # one row per class, in NAMES order
+    columns: tuple[tuple[float, ...], ...]  # one per feature of NAMES: its weight per class
+    vocab: dict[str, tuple[float, ...]]  # a lexical key -> its weight per class
     store: dict[str, float]  # per class: a statement is stored at this probability
     candidate: dict[str, float]  # ... and kept as a candidate at this one
     worth: float  # and only if the probability that it is not "none" is at least this
     sure: float  # a statement at least this likely not "none" is stored whatever its p
+    veto: float  # a rule's find is dropped when p(none) is at least this
 
 
 @cache
@@ -61,24 +68,30 @@ def load(path: Path = WEIGHTS) -> _Model | None:
             return {c: float(value.get(c, 1.1)) for c in classes}
         return dict.fromkeys(classes, float(value))
 
+    vocab = {k: tuple(float(w) for w in row) for k, row in data.get("vocab", {}).items()}
     return _Model(
         classes,
-        rows,
+        tuple(zip(*rows, strict=True)),
+        vocab,
         per_class(data["store"]),
         per_class(data["candidate"]),
         float(data.get("worth", 0.0)),
         float(data.get("sure", 1.01)),
+        float(data.get("veto", 1.01)),
     )
 
 
-def score(statement: str, model: _Model | None = None) -> Score | None:
-    """The class probabilities of ``statement``; None without a model."""
+def score(statement: str, model: _Model | None = None, rule: str | None = None) -> Score | None:
+    """The class probabilities of ``statement``, which a rule of the detector found to be
+    of category ``rule`` (None: no rule claimed it); None without a model."""
     model = model or load()
     if model is None:
         return None
-    x = features(statement)
-    active = [i for i, v in enumerate(x) if v]  # every feature is 0 or 1, most are 0
-    logits = [sum(row[i] for i in active) for row in model.weights]
+    # every feature is 0 or 1 and most are 0: the logits are sums of the active rows
+    vocab = model.vocab
+    rows = [model.columns[i] for i, v in enumerate(features(statement)) if v]
+    rows += [vocab[k] for k in {*keys(statement), f"rule:{rule}"} if k in vocab]
+    logits = [sum(column) for column in zip(*rows, strict=True)]
     top = max(logits)
     exp = [math.exp(z - top) for z in logits]
     total = sum(exp)
@@ -96,13 +109,18 @@ class Thresholds(NamedTuple):
     candidate: float  # ... kept as a candidate
     worth: float  # and 1 - p(none) at least this
     sure: float  # or 1 - p(none) at least this, whatever p(category)
+    veto: float  # a rule's find is dropped at p(none) from this
 
 
 def thresholds(category: str, model: _Model | None = None) -> Thresholds:
     """The thresholds of the model in use for ``category``."""
     model = model or load()
     if model is None:
-        return Thresholds(1.1, 1.1, 1.1, 1.1)
+        return Thresholds(1.1, 1.1, 1.1, 1.1, 1.1)
     return Thresholds(
-        model.store.get(category, 1.1), model.candidate.get(category, 1.1), model.worth, model.sure
+        model.store.get(category, 1.1),
+        model.candidate.get(category, 1.1),
+        model.worth,
+        model.sure,
+        model.veto,
     )

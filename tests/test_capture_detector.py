@@ -70,8 +70,10 @@ def _one(text: str) -> Detection | None:
         ),
         ("My name is Ada.", "identity", "User's name is Ada", "user"),
         (
+            # a rule finds it; the scorer, told so, names it a fact: it describes this
+            # machine, it sets no rule (issue 24's corpora label it so)
             "Postgres runs on port 5433 on this machine.",
-            "convention",
+            "fact",
             "Postgres runs on port 5433 on this machine",
             "local",
         ),

@@ -11,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from memory_chain.capture.detector import detect, learned, scope_of
-from memory_chain.capture.features import NAMES, features
+from memory_chain.capture import scorer
+from memory_chain.capture.detector import (
+    classify,
+    detect,
+    judged,
+    learned,
+    scope_of,
+    statements_of,
+)
+from memory_chain.capture.features import NAMES, features, keys
 from memory_chain.capture.scorer import WEIGHTS, load, score
 from memory_chain.capture.transcripts import Turn
 
@@ -58,8 +66,9 @@ def test_the_parts_are_big_and_labelled_both_ways() -> None:
 def test_the_weights_were_trained_on_the_corpus_as_it_is() -> None:
     """A changed tune part without retraining (benchmarks/capture_train.py) is stale."""
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    tune = capture_quality.PARTS["tune"].read_bytes()
-    assert hashlib.sha256(tune).hexdigest() in data["trained_on"]
+    for part in ("tune", "issue 12 corpus", "hand", "hand 3", "hand 4", "hand 5"):
+        text = capture_quality.PARTS[part].read_bytes()
+        assert hashlib.sha256(text).hexdigest() in data["trained_on"], part
     assert tuple(data["features"]) == NAMES
     assert load() is not None
 
@@ -107,13 +116,14 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
 
 @pytest.mark.parametrize(
     ("part", "precision", "recall"),
-    [("choose", 0.92, 0.79), ("held-out", 0.76, 0.60)],
+    [("choose", 0.97, 0.74), ("held-out", 0.95, 0.63), ("held-out 2", 0.59, 0.57)],
 )
 def test_the_parts_as_measured(part: str, precision: float, recall: float) -> None:
-    """The choose part (thresholds were chosen on it) and the held-out part (never tuned
-    on) at the figures they gave when the scorer landed (benchmarks/README.md): a change
-    that lowers them is a regression; one that raises the held-out figure was tuned on
-    it, and must say so there."""
+    """The choose part (thresholds are judged on it) and the held-out parts (never tuned
+    on) at the figures they gave with the lexical scorer (benchmarks/README.md): a change
+    that lowers them is a regression; one that raises a held-out figure was tuned on it,
+    and must say so there. (Choose's recall was 0.79 with the first scorer: the lexical
+    one, trained on hand-written parts, gave up 0.05 of it on generated text.)"""
     result = capture_quality.score(capture_quality.load(capture_quality.PARTS[part]))
     assert result.precision() >= precision - 0.005, capture_quality.table(result)
     assert result.recall() >= recall - 0.005, capture_quality.table(result)
@@ -213,3 +223,133 @@ def test_a_fix_told_in_words_and_run_is_a_lesson() -> None:
     assert [
         ("error-fix", "`ModuleNotFoundError: No module named 'httpx'` -> fixed by `uv sync`")
     ] == [(d.category, d.text) for d in found]
+
+
+# -- third slice: the lexical scorer, rules weighed, fixes done another way ------------------
+
+
+def test_lexical_keys_are_words_pairs_and_leads() -> None:
+    assert keys("Please run `make test` on port 5433") == [
+        "please",
+        "run",
+        "code_",
+        "on",
+        "port",
+        "0",
+        "please_run",
+        "run_code_",
+        "code__on",
+        "on_port",
+        "port_0",
+        "^please",
+        "^please_run",
+    ]
+    assert keys("") == []
+
+
+def test_the_scorer_names_the_category_of_what_a_rule_found() -> None:
+    """A rule reads "We use ..." as a convention; the scorer, told which rule fired,
+    weighs the rest of the sentence and calls a description of this machine a fact."""
+    text = "Postgres runs on port 5433 on this machine."
+    rule = classify(text)
+    assert rule is not None and rule[0] == "convention"
+    assert judged(text) == ("fact", "fact", rule[2], rule[3])
+
+
+def test_without_the_weights_the_rules_decide_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules are the floor: with no scorer file, a rule's find stands as it is."""
+    monkeypatch.setattr(scorer, "load", lambda path=WEIGHTS: None)
+    text = "Postgres runs on port 5433 on this machine."
+    assert judged(text) == classify(text)
+    assert learned("Money is always integer cents in the database, never floats.") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        # a list item's number is not a sentence of its own
+        ("Three things:\n1. MIT license\n2. main is the default branch", ["MIT license"]),
+        # a short quoted term is a name; the statement stays
+        ('our docs say "you", never "the user"', ['our docs say "you", never "the user"']),
+    ],
+)
+def test_list_items_and_quoted_terms_stay_statements(text: str, statements: list[str]) -> None:
+    assert statements_of(text)[: len(statements)] == statements
+
+
+@pytest.mark.parametrize(
+    ("text", "stays"),
+    [
+        ('the vendor wrote "always deploy on fridays" in the mail', False),
+        ('the email says "always deploy on fridays', False),  # a quote left open
+        ("wait, you changed the wrong env, I said staging not dev", True),
+        ('our experiments log to wandb under the project "thesis-v2"', True),
+    ],
+)
+def test_someone_elses_words_are_not_statements(text: str, stays: bool) -> None:
+    assert bool(statements_of(text)) is stays
+
+
+def test_the_failing_command_done_another_way_at_the_persons_word_is_the_fix() -> None:
+    found = detect(
+        _turns(
+            ("C", "Bash: make build"),
+            ("E", "make: *** No rule to make target 'build'.  Stop."),
+            ("U", "oh the target is called `all` in this repo"),
+            ("C", "Bash: make all"),
+            ("T", "gcc -O2 -o bin/server src/main.c"),
+        )
+    )
+    lessons = [d.text for d in found if d.category == "error-fix"]
+    assert lessons == ["`make: *** No rule to make target 'build'.  Stop.` -> fixed by `make all`"]
+
+
+def test_another_command_passing_is_no_fix_unless_the_person_named_it() -> None:
+    """``make all`` passing after ``make build`` failed is its fix only at the person's
+    word; a preparatory step (``npm ci`` before ``npm run lint``) waits for the failing
+    command to pass."""
+    failing = [("C", "Bash: make build"), ("E", "make: *** No rule to make target 'build'.")]
+    quiet = detect(_turns(*failing, ("C", "Bash: make all"), ("T", "ok")))
+    assert "error-fix" not in [d.category for d in quiet]
+    prep = detect(
+        _turns(
+            ("C", "Bash: npm run lint"),
+            ("E", "Error: Cannot find module 'eslint-plugin-react'"),
+            ("U", "Run npm ci first, the lockfile has it."),
+            ("C", "Bash: npm ci"),
+            ("T", "added 812 packages"),
+            ("C", "Bash: npm run lint"),
+            ("T", "no problems"),
+        )
+    )
+    lessons = [(d.ref, d.text) for d in prep if d.category == "error-fix"]
+    assert lessons == [
+        ("s/00000006", "`Error: Cannot find module 'eslint-plugin-react'` -> fixed by `npm ci`")
+    ]
+
+
+def test_a_fix_the_tool_suggested_is_a_lesson_only_when_the_person_asked_for_it() -> None:
+    error = ("E", "go: updates to go.mod needed; to update it: go mod tidy")
+    run = [("C", "Bash: go mod tidy"), ("T", ""), ("C", "Bash: go build ./..."), ("T", "")]
+    asked = detect(_turns(("C", "Bash: go build ./..."), error, ("U", "go mod tidy"), *run))
+    assert [d.category for d in asked] == ["error-fix"]
+    alone = detect(_turns(("C", "Bash: go build ./..."), error, *run))
+    assert [] == alone
+
+
+def test_a_call_whose_result_never_came_passed_quietly() -> None:
+    """A transcript written by hand leaves out what an edit printed: the edit still counts
+    among the fixes when the failing command passes."""
+    found = detect(
+        _turns(
+            ("C", "Bash: cargo test"),
+            ("E", "error[E0599]: no method named `unwrap_or_default` found"),
+            ("C", "Edit: src/config.rs"),
+            ("C", "Bash: cargo test"),
+            ("T", "test result: ok. 31 passed; 0 failed"),
+        )
+    )
+    assert [d.text for d in found] == [
+        "`error[E0599]: no method named unwrap_or_default found` -> fixed by editing "
+        "`src/config.rs`"
+    ]
