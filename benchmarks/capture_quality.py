@@ -211,7 +211,12 @@ PARTS = {
     "hand 3": CORPORA / "capture-hand3.txt",
     "hand 4": CORPORA / "capture-hand4.txt",
     "hand 5": CORPORA / "capture-hand5.txt",
+    "hand 6": CORPORA / "capture-hand6.txt",
+    "hand 7": CORPORA / "capture-hand7.txt",
+    "hand 8": CORPORA / "capture-hand8.txt",
     "held-out 3": CORPORA / "capture-heldout3.txt",
+    "held-out 4": CORPORA / "capture-heldout4.txt",
+    "held-out 5": CORPORA / "capture-heldout5.txt",
 }
 
 

@@ -293,7 +293,14 @@ def detect(turns: Iterable[Turn], *, earlier: Sequence[tuple[str, str]] = ()) ->
 # -- sentences and what is not a statement -----------------------------------
 
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z¿¡\"'`(])|(?<=\?)\s+|\n+")
+#: Where a sentence ends: after ".", "!" or "?" and a space, before anything a sentence can
+#: start with (people type to an agent in lower case: "great. btw, every change needs a
+#: review" is two sentences), unless the word before the point is an abbreviation
+#: ("e.g.", "etc.", "vs.") or a single letter (an initial); and at a line break.
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bfig\.)"
+    r"(?<!\b[A-Za-z]\.)\s+(?=[\w¿¡\"'`(])|(?<=\?)\s+|\n+"
+)
 #: A list item's mark: "- ", "* ", "1. ".
 _ITEM_MARK: Final = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 
