@@ -418,11 +418,13 @@ def _replaces(command: str, failed: str, said: str) -> bool:
     if not said or _same_command(command, failed):
         return False
     new, old = _program(command), _program(failed)
+    if not new or not old:
+        return False
     # the same program called the same way with another word, or another program
     # given the same arguments (a preparatory step, ``npm ci`` before ``npm run
     # lint``, is neither: it is among the fixes when the failing command passes)
     same_shape = new[0] == old[0] and len(new) == len(old)
-    if not new or not old or not (same_shape or (len(old) > 1 and new[1:] == old[1:])):
+    if not (same_shape or (len(old) > 1 and new[1:] == old[1:])):
         return False
     if _said_by(command, said) or new == old:
         return True

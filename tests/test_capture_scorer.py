@@ -377,3 +377,29 @@ def test_a_call_whose_result_never_came_passed_quietly() -> None:
 )
 def test_sentences_end_at_a_point_whatever_follows(text: str, parts: list[str]) -> None:
     assert sentences(text) == parts
+
+
+def test_a_rule_find_the_scorer_is_sure_of_nothing_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The veto threshold (trained off today, 1.01) drops a rule's find at p(none) from it;
+    a person's "remember ..." is never vetoed."""
+    real = scorer.thresholds
+
+    def vetoing(category: str, model: object = None) -> scorer.Thresholds:
+        return real(category)._replace(veto=0.0)
+
+    monkeypatch.setattr(scorer, "thresholds", vetoing)
+    assert judged("We use Drizzle ORM, not Prisma.") == ("", "", "", 0.0)
+    assert [] == detect(_turns(("U", "We use Drizzle ORM, not Prisma.")))
+    assert judged("Remember that the demo is on Friday.") == classify(
+        "Remember that the demo is on Friday."
+    )
+
+
+def test_an_empty_command_is_no_fix() -> None:
+    found = detect(
+        _turns(("C", "Bash: make build"), ("E", "make: *** No rule"), ("U", "hm"), ("C", "Bash: "))
+        + _turns(("T", "ok"))
+    )
+    assert "error-fix" not in [d.category for d in found]
