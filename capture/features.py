@@ -4,7 +4,7 @@ Issue 24: the rules fire on narrow English lead phrases, so a statement
 said any other way was missed. These features describe a statement by what
 generalises across phrasings: the kind of words it holds (cue families
 written from how people state preferences, rules, decisions, promises,
-roles and facts, in English and four other languages, not from any corpus),
+roles and facts, in English and six other languages, not from any corpus),
 its form (a question, an imperative, who the subject is, a modal or a
 normative word, a contrast "X, not Y"), and what it is about (code in
 backticks, a command, a path, a port, a person's name, a date). Each
@@ -300,36 +300,74 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
             r"not decided|not sure|not yet|didn'?t agree|no decision"
         ),
     ),
-    # other languages: German, French, Spanish, Portuguese
+    # other languages: German, French, Spanish, Portuguese, Italian, Dutch
     (
         "l_norm",
         _rx(
-            r"immer|nie|niemals|toujours|jamais|siempre|nunca|sempre|bitte|s'il te plaît|"
-            r"por favor|muss|müssen|doit|debe|deve"
+            r"immer|nie|niemals|nur|stets|jede|jeder|jedes|kein|keine|muss|müssen|bitte|"
+            r"toujours|jamais|chaque|seulement|il faut|doit|doivent|obligatoire|"
+            r"s'il te plaît|siempre|nunca|cada|solo|hay que|debe|deben|obligatorio|"
+            r"por favor|sempre|cada|só|tem que|precisa|deve|devem|obrigatório|"
+            r"mai|ogni|solo|bisogna|devono|obbligatorio|per favore|"
+            r"altijd|nooit|alleen|elke|moet|moeten|verplicht|graag"
         ),
     ),
     (
         "l_pref",
         _rx(
-            r"bevorzuge|lieber|mag|préfère|préfèrent|aime|prefiero|prefiere|me gusta|"
-            r"prefiro|gosto"
+            r"bevorzuge|lieber|mag|hätte gern|ich möchte|préfère|préfèrent|aime|j'aimerais|"
+            r"prefiero|prefiere|me gusta|me gustaría|prefiro|gosto|gostaria|preferisco|"
+            r"mi piace|preferirei|liever|voorkeur|ik hou van"
         ),
     ),
     (
         "l_project",
         _rx(
             r"wir|unser|unsere|hier|projekt|on|nous|notre|ici|projet|ce projet|"
-            r"usamos|nuestro|aquí|proyecto|este repo|a gente|nosso|aqui|projeto|"
-            r"verwenden|utilise|utilisons|usa|uso"
+            r"usamos|nuestro|nuestra|aquí|proyecto|este repo|a gente|nosso|nossa|aqui|"
+            r"projeto|verwenden|utilise|utilisons|usa|uso|noi|nostro|nostra|qui|progetto|"
+            r"usiamo|wij|ons|onze|gebruiken"
         ),
     ),
     (
         "l_decide",
-        _rx(r"entschieden|beschlossen|décidé|choisi|decidimos|decidido|escolhemos"),
+        _rx(
+            r"entschieden|beschlossen|décidé|choisi|decidimos|decidido|elegimos|escolhemos|"
+            r"decidiu|deciso|abbiamo deciso|scelto|besloten|gekozen"
+        ),
     ),
     (
         "l_remember",
-        _rx(r"merk dir|vergiss nicht|souviens-toi|n'oublie pas|recuerda|lembre-se|lembra"),
+        _rx(
+            r"merk dir|vergiss nicht|souviens-toi|n'oublie pas|recuerda|no olvides|"
+            r"lembre-se|lembra|não esqueça|ricordati|ricorda|non dimenticare|onthoud|"
+            r"vergeet niet"
+        ),
+    ),
+    (
+        "l_commit",
+        _rx(
+            r"ich werde|ich mache|ich schreibe|ich kümmere mich|je vais|je m'occupe|je ferai|"
+            r"voy a|me encargo|preparo|reviso|eu vou|vou|vamos|farò|mi occupo io|scrivo io|"
+            r"ik ga|ik regel|ik zal|morgen|demain|ce soir|mañana|esta tarde|amanhã|hoje|"
+            r"domani|stasera"
+        ),
+    ),
+    (
+        "l_fix",
+        _rx(
+            r"nein|falsch|schon wieder|non|faux|pas le bon|c'est pas|tu t'es trompé|encore|"
+            r"no es|incorrecto|te equivocaste|otra vez|errado|não é|de novo|sbagliato|"
+            r"hai sbagliato|non è|di nuovo|nee|fout|klopt niet|verkeerde|weer"
+        ),
+    ),
+    (
+        "l_who",
+        _rx(
+            r"ich bin|ich heiße|je suis|je m'appelle|moi c'est|soy|me llamo|trabajo en|"
+            r"eu sou|sou a|sou o|cuido|sono|mi chiamo|mi occupo|ik ben|ik heet|ik werk|"
+            r"ik doe"
+        ),
     ),
 )
 
