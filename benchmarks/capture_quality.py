@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/capture_quality.py [--misses] [--only=PART] [--model=NAME]
 
 Runs memory_chain.capture.detector over every part (PARTS: issue 12's
-corpus and held-out set in benchmarks/; issue 24's tune, choose and
-held-out parts in tests/corpora/), one session per `## name` block, and
+corpus and held-out set in benchmarks/; issue 24's generated, hand-written
+and held-out parts in tests/corpora/), one session per `## name` block, and
 prints precision and recall per category of what it would *store*
 (confidence >= 0.6) against the labels, how often the scope was right and
 a reason kept, as markdown tables for benchmarks/README.md. --misses lists
@@ -199,7 +199,10 @@ def table(result: Score) -> str:
 CORPORA = Path(__file__).resolve().parents[1] / "tests" / "corpora"
 #: Issue 24's parts: generated from two disjoint halves of frames and words (tune, choose),
 #: a held-out part written by hand after tuning, a hand-written part to tune on (second
-#: slice), and a second held-out part written after that tuning.
+#: slice), and a second held-out part written after that tuning; in the third slice, hand
+#: parts 3 to 9 (half of each trained on, half judged on: benchmarks/capture_train.py)
+#: and held-out parts 3 to 5, each written after the weights it first measured, by
+#: another method (each file's header says which, and how it has been used since).
 PARTS = {
     "issue 12 corpus": CORPUS,
     "issue 12 held-out": HELDOUT,
