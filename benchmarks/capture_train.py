@@ -54,7 +54,7 @@ MIN_COUNT = 3
 #: A statement written by hand in a working session's voice weighs this many generated ones.
 HAND_WEIGHT = 3.0
 #: Hand parts split in two: every other session trained on, the rest judged on.
-HALVED = ("hand 3", "hand 4", "hand 5", "hand 6", "hand 7", "hand 8", "hand 9")
+HALVED = ("hand 3", "hand 4", "hand 5", "hand 6", "hand 7", "hand 8", "hand 9", "hand 10")
 
 
 class Example(NamedTuple):
