@@ -307,8 +307,8 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
             r"immer|nie|niemals|nur|stets|jede|jeder|jedes|kein|keine|muss|müssen|bitte|"
             r"toujours|jamais|chaque|seulement|il faut|doit|doivent|obligatoire|"
             r"s'il te plaît|siempre|nunca|cada|solo|hay que|debe|deben|obligatorio|"
-            r"por favor|sempre|cada|só|tem que|precisa|deve|devem|obrigatório|"
-            r"mai|ogni|solo|bisogna|devono|obbligatorio|per favore|"
+            r"por favor|sempre|só|tem que|precisa|deve|devem|obrigatório|"
+            r"mai|ogni|bisogna|devono|obbligatorio|per favore|"
             r"altijd|nooit|alleen|elke|moet|moeten|verplicht|graag"
         ),
     ),
