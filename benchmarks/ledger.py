@@ -246,7 +246,7 @@ def bench_verify(led: Ledger, n: int, sizes: Sizes) -> dict[str, Any]:
 
     def single(blobs: bool) -> Callable[[], None]:
         def run() -> None:
-            r = verify_lines(led.iter_lines(), blobs=led.store.raw if blobs else None)
+            r = verify_lines(led.iter_lines(), blobs=led.store if blobs else None)
             assert r.ok and r.size == n, r
 
         return run
@@ -258,7 +258,7 @@ def bench_verify(led: Ledger, n: int, sizes: Sizes) -> dict[str, Any]:
         assert r.ok and r.size == n, r
 
     # Warm-up: imports, page cache, the pool code path.
-    verify_lines(itertools.islice(led.iter_lines(), 2000), blobs=led.store.raw)
+    verify_lines(itertools.islice(led.iter_lines(), 2000), blobs=led.store)
     raw_verify(signed, public, 2000)
     cases = {"single": single(True), "single_noblobs": single(False), "parallel": parallel}
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in ("raw", *cases)}
@@ -324,7 +324,7 @@ def measure_verify_speedup(
     verdicts: dict[str, Any] = {}
 
     def single() -> None:
-        verdicts["single"] = verify_lines(led.iter_lines(), blobs=led.store.raw)
+        verdicts["single"] = verify_lines(led.iter_lines(), blobs=led.store)
 
     def parallel() -> None:
         verdicts["parallel"] = verify_parallel(
@@ -340,7 +340,7 @@ def measure_verify_speedup(
     if lines:
         cases["parallel_lines"] = parallel_lines
     # Warm-up: imports, the page cache (chain and blobs), the pool code path.
-    verify_lines(itertools.islice(led.iter_lines(), 2000), blobs=led.store.raw)
+    verify_lines(itertools.islice(led.iter_lines(), 2000), blobs=led.store)
     parallel()
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in cases}
     n = verdicts["parallel"].size
@@ -386,7 +386,7 @@ root, n, mode, workers = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(s
 led = Ledger(root)
 lines = itertools.islice(led.iter_lines(), n)
 if mode == "single":
-    r = verify_lines(lines, blobs=led.store.raw)
+    r = verify_lines(lines, blobs=led.store)
     assert r.ok and r.size == n, r
 elif mode == "parallel":
     from memory_chain.chain.verify.parallel import verify_parallel

@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,13 +115,13 @@ def the_cache(ledger: Ledger, state_dir: Path) -> Path:
 def count_signatures(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the Ed25519 signature checks verify makes (single process)."""
     calls = [0]
-    real = verify_module.verify_sig
+    real = verify_module.failed_signatures
 
-    def counting(key: str, message: bytes, sig: str) -> bool:
-        calls[0] += 1
-        return real(key, message, sig)
+    def counting(jobs: Sequence[tuple[bytes, bytes, bytes]]) -> list[int]:
+        calls[0] += len(jobs)
+        return real(jobs)
 
-    monkeypatch.setattr(verify_module, "verify_sig", counting)
+    monkeypatch.setattr(verify_module, "failed_signatures", counting)
     return calls
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import itertools
 import json
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from memory_chain.chain.log.merkle import (
     TreeHash,
     consistency_proof,
     inclusion_proof,
+    perfect_subtrees,
     root_of,
     verify_consistency,
     verify_inclusion,
@@ -308,6 +310,38 @@ def test_root_of_is_reference_mth(hasher: TreeHash, h: RawHash, leaves: list[byt
     hashes = [hasher.leaf(x) for x in leaves]
     assert hashes == [h(b"\x00" + x) for x in leaves]
     assert root_of(hasher, hashes) == ref_mth(h, leaves)
+
+
+@pytest.mark.parametrize(("hasher", "h"), HASHES)
+@PROPERTY
+@given(leaves=trees(), cuts=st.lists(st.integers(0, 300), max_size=4))
+def test_subtrees_merge_as_their_leaves(
+    hasher: TreeHash, h: RawHash, leaves: list[bytes], cuts: list[int]
+) -> None:
+    """Leaves given in pieces as aligned perfect subtrees make the same frontier as one by one.
+
+    This is how verify's workers hand a run of entries' leaves to the main
+    process; every subtree is aligned and perfect, and a misaligned one is
+    refused.
+    """
+    hashes = [hasher.leaf(x) for x in leaves]
+    bounds = sorted({0, len(hashes), *(c for c in cuts if c < len(hashes))})
+    f = Frontier(hasher)
+    for lo, hi in itertools.pairwise(bounds):
+        pieces = perfect_subtrees(hasher, hashes[lo:hi], lo)
+        assert sum(1 << height for height, _ in pieces) == hi - lo
+        at = lo
+        for height, root in pieces:
+            assert at % (1 << height) == 0
+            assert root == ref_mth(h, leaves[at : at + (1 << height)])
+            f.append_subtree(root, height)
+            at += 1 << height
+        assert f.size == hi
+    assert f.root() == ref_mth(h, leaves)
+    one = Frontier(hasher)
+    one.append(hasher.leaf(b"x"))
+    with pytest.raises(ValueError, match="does not start"):
+        one.append_subtree(hasher.leaf(b"y"), 1)
 
 
 @pytest.mark.parametrize(("hasher", "h"), HASHES)

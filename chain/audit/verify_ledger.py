@@ -370,7 +370,7 @@ def _run(
             advance=advance,
         )
     lines = counted(ledger.iter_lines(start, end), advance)
-    return verify_lines(lines, blobs=ledger.store.raw, from_seq=from_seq, state=state)
+    return verify_lines(lines, blobs=ledger.store, from_seq=from_seq, state=state)
 
 
 def _local_pins(report: Report, head: Head | None, pinned: str | None, from_seq: int) -> Report:

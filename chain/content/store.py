@@ -33,13 +33,16 @@ from blake3 import blake3
 
 from ..format.fsutil import fsync_dir, write_all
 
-__all__ = ["PACK_MAGIC", "ContentStore", "Record", "scan_pack"]
+__all__ = ["ABSENT", "ALTERED", "PACK_MAGIC", "ContentStore", "Record", "scan_pack"]
 
 PACK_MAGIC: Final = b"MCPACK1\n"
 LIVE: Final = 0x4C  # "L"
 ERASED: Final = 0x45  # "E"
 HEAD: Final = 37  # state, digest, length
 TAIL: Final = 4
+#: What check() answers when no copy of a blob is stored, or only altered ones.
+ABSENT: Final = -1
+ALTERED: Final = -2
 HINT: Final = struct.Struct(">32sIQ")  # digest, pack number, record offset: 44 bytes
 #: A pack is closed for appending once it reaches this size.
 PACK_LIMIT: Final = 256 << 20
@@ -283,6 +286,39 @@ class ContentStore:
                     return data
         loose = self._read_loose(content_hash)
         return loose if loose is not None else altered
+
+    def check(self, content_hash: str) -> int:
+        """The size of a sound stored copy of the blob, or ABSENT, or ALTERED (for the verifier).
+
+        What raw() answers, as a verifier needs it, hashing the bytes once:
+        the size when a copy hashes to its name, ALTERED when only altered
+        copies are stored, ABSENT when none is.
+        """
+        return self.check_digest(_digest(content_hash))
+
+    def check_digest(self, digest: bytes) -> int:
+        """check() by the blob's 32-byte digest.
+
+        The blob that follows the last one read, inside the read window, is
+        checked in place (blobs are mostly read in the order they were
+        written); any other goes through raw().
+        """
+        pack, offset = self._cursor
+        wpack, start, data = self._window
+        at = offset - start
+        if wpack == pack >= 0 and at >= 0 and data[at : at + 1] == b"L":
+            end = at + HEAD + int.from_bytes(data[at + 33 : at + HEAD], "big")
+            if (
+                data[at + 1 : at + 33] == digest
+                and data[end : end + TAIL] == data[at + 33 : at + HEAD]
+                and blake3(memoryview(data)[at + HEAD : end]).digest() == digest
+            ):
+                self._cursor = (pack, start + end + TAIL)
+                return end - at - HEAD
+        raw = self.raw("b3:" + digest.hex())
+        if raw is None:
+            return ABSENT
+        return len(raw) if blake3(raw).digest() == digest else ALTERED
 
     def get(self, content_hash: str) -> bytes | None:
         """The blob's bytes, verified against its name; None when absent, erased or altered."""

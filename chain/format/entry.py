@@ -32,9 +32,13 @@ __all__ = [
     "TYPES",
     "ContentType",
     "Malformed",
+    "Ordinary",
+    "OrdinaryBytes",
     "ParsedEntry",
     "default_importance",
     "format_ts",
+    "ordinary",
+    "ordinary_bytes",
     "parse_line",
     "rotation_message",
     "signing_message",
@@ -288,6 +292,117 @@ def parse_line(line: bytes) -> ParsedEntry:
     if canonical(obj) != line:
         raise Malformed(3, "line is not in canonical form (RFC 8785)")
     return ParsedEntry(obj, line)
+
+
+#: The one byte layout an ordinary entry's canonical line can have (FORMAT.md 3.1, 3.2):
+#: the members in sorted order, the fixed-format values matched by length (their
+#: characters are checked after), meta as whatever lies between its neighbours.
+_ORDINARY: Final = re.compile(
+    (
+        r'\{"content":"b3:(.{64})","importance":(?:100|[1-9]?[0-9]),"key":"ed25519:(.{64})",'
+        r'"meta":(\{.*\}),"prev":"b3:(.{64})","seq":([1-9][0-9]{0,15}),"sig":"(.{128})",'
+        r'"size":(0|[1-9][0-9]{0,15}),"source":"(?:' + "|".join(SOURCES) + ')",'
+        r'"tier":"(' + "|".join(TIERS) + ')",'
+        r'"ts":"(([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]'
+        r'\.[0-9]{6}Z)","type":"(' + "|".join(CONTENT_TYPES) + r')","v":1\}'
+    ).encode(),
+    re.DOTALL,
+)
+_HEX_DIGITS: Final = b"0123456789abcdef"
+_SIG_PREFIX: Final = len(b',"sig":"')
+#: Dates (YYYY-MM-DD) seen by ordinary(), and whether each is a real one; the text of
+#: the enum values and keys seen.
+_DATES: dict[bytes, bool] = {}
+_TEXT: dict[bytes, str] = {}
+
+#: What ordinary() reads from a line: seq, ts, type, tier, content, size, prev, key,
+#: the signature (64 bytes) and the message it signs.
+Ordinary = tuple[int, str, str, str, str, int, str, str, bytes, bytes]
+#: What ordinary_bytes() reads, as bytes where ordinary() gives text: seq, ts, type,
+#: tier, the content digest (32 bytes), size, prev's hex, key's hex, signature, message.
+OrdinaryBytes = tuple[int, bytes, bytes, bytes, bytes, int, bytes, bytes, bytes, bytes]
+
+
+def ordinary_bytes(line: bytes) -> OrdinaryBytes | None:
+    """Steps 1-3 for the common line, by one compiled pattern; None: use parse_line.
+
+    An ordinary entry is a content entry (not genesis, redaction or key
+    rotation) at seq > 0. Its canonical line has one layout: the members in
+    sorted order, every value but meta of a fixed format. The pattern
+    matches that layout, the hex values are checked to be lowercase hex, and
+    meta, the one free value, is decoded alone and must be a signable object
+    whose canonical bytes are the bytes found. Meta is the only place a "}"
+    can occur before the line's last byte, so the split is unique; the line
+    is then the canonical encoding of an object with exactly the v1 fields,
+    so parse_line would accept it and read the same values (a property test
+    compares the two on mutated lines). Anything else, valid or not, is left
+    to parse_line, which alone says what is wrong: this returns a verdict
+    only on lines that pass.
+    """
+    if len(line) >= MAX_LINE_BYTES:
+        return None
+    m = _ORDINARY.fullmatch(line)
+    if m is None:
+        return None
+    content, key, meta, prev, seq, sig, size, tier, ts, date, kind = m.groups()
+    if (content + key + prev + sig).translate(None, _HEX_DIGITS):
+        return None
+    real = _DATES.get(date)
+    if real is None:
+        if len(_DATES) > 4096:  # a chain has few dates; a hostile one's are not all kept
+            _DATES.clear()
+        real = _DATES[date] = _real_date(date.decode() + "T00:00:00.000000Z")
+    if not real:
+        return None
+    n, length = int(seq), int(size)
+    if n > MAX_SAFE_INT or length > MAX_SAFE_INT:
+        return None
+    if meta != b"{}":
+        if len(meta) > MAX_META_BYTES:
+            return None
+        try:
+            obj = orjson.loads(meta)
+            check_value(obj, max_depth=MAX_META_DEPTH)
+        except (orjson.JSONDecodeError, ValueDomainError):
+            return None
+        if canonical(obj) != meta:
+            return None
+    at, end = m.start(6) - _SIG_PREFIX, m.end(6) + 1
+    return (
+        n,
+        ts,
+        kind,
+        tier,
+        bytes.fromhex(content.decode()),
+        length,
+        prev,
+        key,
+        bytes.fromhex(sig.decode()),
+        ENTRY_TAG + line[:at] + line[end:],
+    )
+
+
+def ordinary(line: bytes) -> Ordinary | None:
+    """ordinary_bytes() with the values as parse_line gives them (text, "b3:" and key prefixes)."""
+    raw = ordinary_bytes(line)
+    if raw is None:
+        return None
+    seq, ts, kind, tier, digest, size, prev, key, sig, message = raw
+    text = _TEXT
+    if len(text) > 64:  # a chain has few keys; a hostile one's are not all kept
+        text.clear()
+    return (
+        seq,
+        ts.decode(),
+        text.get(kind) or text.setdefault(kind, kind.decode()),
+        text.get(tier) or text.setdefault(tier, tier.decode()),
+        "b3:" + digest.hex(),
+        size,
+        "b3:" + prev.decode(),
+        text.get(key) or text.setdefault(key, "ed25519:" + key.decode()),
+        sig,
+        message,
+    )
 
 
 def signing_message(obj: dict[str, Any]) -> bytes:

@@ -32,6 +32,7 @@ __all__ = [
     "TreeHash",
     "consistency_proof",
     "inclusion_proof",
+    "perfect_subtrees",
     "root_of",
     "verify_consistency",
     "verify_inclusion",
@@ -109,6 +110,25 @@ class Frontier:
         nodes.append(carry)
         self.size += 1
 
+    def append_subtree(self, root: bytes, height: int) -> None:
+        """Add 2**height leaves at once by the root of their perfect subtree.
+
+        The tree's size must be a multiple of 2**height (the subtree is
+        aligned, as perfect_subtrees() cuts them): the same frontier as
+        appending its leaves one by one.
+        """
+        if self.size & ((1 << height) - 1):
+            raise ValueError(f"a subtree of height {height} does not start at size {self.size}")
+        node = self.hasher.node
+        nodes = self.nodes
+        carry = root
+        n = self.size >> height
+        while n & 1:
+            carry = node(nodes.pop(), carry)
+            n >>= 1
+        nodes.append(carry)
+        self.size += 1 << height
+
     def root(self) -> bytes:
         """The tree hash of the leaves appended so far."""
         if not self.nodes:
@@ -119,6 +139,33 @@ class Frontier:
         for left in it:
             r = node(left, r)
         return r
+
+
+def perfect_subtrees(
+    hasher: TreeHash, leaf_hashes: Sequence[bytes], first: int
+) -> list[tuple[int, bytes]]:
+    """The leaves at positions first, first+1, ... as aligned perfect subtrees, in order.
+
+    Each is (height, root): 2**height leaves starting at a multiple of
+    2**height, each as large as alignment and the leaves left allow. A
+    Frontier of size ``first`` given them by append_subtree() equals one
+    given the leaves by append() (verify's workers hash them, the main
+    process merges a few roots).
+    """
+    out: list[tuple[int, bytes]] = []
+    node = hasher.node
+    i, n = 0, len(leaf_hashes)
+    while i < n:
+        at = first + i
+        height = (at & -at).bit_length() - 1 if at else 63
+        while 1 << height > n - i:
+            height -= 1
+        level = list(leaf_hashes[i : i + (1 << height)])
+        while len(level) > 1:
+            level = [node(level[j], level[j + 1]) for j in range(0, len(level), 2)]
+        out.append((height, level[0]))
+        i += 1 << height
+    return out
 
 
 def root_of(hasher: TreeHash, leaf_hashes: Sequence[bytes]) -> bytes:

@@ -45,13 +45,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from blake3 import blake3 as _blake3
+
+from ..content.store import ABSENT, ALTERED
 from ..format.canonical import b3
-from ..format.entry import Malformed, parse_line, rotation_message, signing_message_of_line
-from ..format.keys import verify_sig
+from ..format.entry import (
+    Malformed,
+    OrdinaryBytes,
+    ordinary,
+    ordinary_bytes,
+    parse_line,
+    rotation_message,
+    signing_message_of_line,
+)
+from ..format.keys import failed_signatures
 from ..log.checkpoint import Checkpoint, origin_of
-from ..log.merkle import BLAKE3, Frontier
+from ..log.merkle import BLAKE3, Frontier, perfect_subtrees
 
 if TYPE_CHECKING:
     from .column import Column
@@ -63,11 +74,15 @@ __all__ = [
     "BLOB_OK",
     "BLOB_SIZE",
     "CHUNK_LINES",
+    "BlobCheck",
     "BlobGetter",
+    "BlobSource",
+    "Blobs",
     "ChainState",
     "Failure",
     "LineResult",
     "Report",
+    "blob_check",
     "check_chunk",
     "check_line",
     "check_lines",
@@ -78,6 +93,20 @@ __all__ = [
 
 #: Returns a blob's bytes by content hash, or None when it is absent.
 BlobGetter = Callable[[str], "bytes | None"]
+#: Returns the size of a sound stored copy of a blob by its 32-byte digest, or ABSENT or
+#: ALTERED (content.store).
+BlobCheck = Callable[[bytes], int]
+
+
+@runtime_checkable
+class BlobSource(Protocol):
+    """A store that checks a blob itself, hashing it once (ContentStore)."""
+
+    def check_digest(self, digest: bytes) -> int: ...
+
+
+#: Where verify reads content from: a store, or a function that returns a blob's bytes.
+Blobs = BlobSource | BlobGetter
 
 BLOB_NONE, BLOB_OK, BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE = range(5)
 
@@ -117,11 +146,53 @@ class LineResult(NamedTuple):
     leaf: bytes  # the Merkle leaf hash of the line (RFC 9162, BLAKE3)
 
 
+class Run(NamedTuple):
+    """Ordinary entries, one after the other, that passed every per-line step.
+
+    What check_chunk gives for a stretch of ordinary lines (entry.ordinary)
+    whose signatures verify, whose blobs are stored sound or absent, and
+    that already follow one another: seq counting up, each prev the hash of
+    the line before, ts not going back, one key. Only how the first one
+    follows the chain before it is left to check (ChainState.apply), and
+    the rest is taken in bulk: a run of 2,000 entries crosses between
+    processes as a few byte strings, and the main process merges a few
+    Merkle subtrees rather than 2,000 leaves.
+    """
+
+    start: int  # the seq of the first
+    entries: int
+    prev: str  # the first one's prev
+    ts: str  # the first one's ts
+    last_ts: str
+    key: str
+    hashes: bytes  # 32 bytes an entry: the hash of each line
+    leaves: bytes  # 32 bytes an entry: the Merkle leaf hash of each line
+    digests: bytes  # 32 bytes an entry: each content hash
+    flags: bytes  # one byte an entry: _CONTENT, and _COMMITTED for the committed tier
+    absent: tuple[tuple[int, str], ...]  # (seq, content hash) of blobs not stored
+    subtrees: tuple[tuple[int, bytes], ...]  # merkle.perfect_subtrees of the leaves
+
+
 _COMMITTED, _CONTENT, _REDACTED = 1, 2, 4
 _ZERO32 = bytes(32)
 
 
-def check_line(line: bytes, blobs: BlobGetter | None, signatures: bool = True) -> LineResult:
+def blob_check(blobs: Blobs | None) -> BlobCheck | None:
+    """How the content of entries is checked: a store's own check, or a getter's bytes hashed."""
+    if blobs is None or isinstance(blobs, BlobSource):
+        return None if blobs is None else blobs.check_digest
+    getter = blobs
+
+    def hashed(digest: bytes) -> int:
+        data = getter("b3:" + digest.hex())
+        if data is None:
+            return ABSENT
+        return len(data) if _blake3(data).digest() == digest else ALTERED
+
+    return hashed
+
+
+def check_line(line: bytes, blobs: Blobs | None, signatures: bool = True) -> LineResult:
     """Run the stateless steps (1-3, 8, 9 signatures, 10 hashing) on one line.
 
     ``line`` excludes its newline. With ``signatures`` False, steps 8 and 9's
@@ -132,45 +203,178 @@ def check_line(line: bytes, blobs: BlobGetter | None, signatures: bool = True) -
 
 
 def check_lines(
-    lines: Sequence[bytes], blobs: BlobGetter | None, signatures: bool = True
+    lines: Sequence[bytes], blobs: Blobs | None, signatures: bool = True
 ) -> list[LineResult]:
     """check_line over a chunk of lines, in two phases.
 
     First the Python steps for every line, then all signatures in one tight
     loop: interleaving the two per line measurably slows both (caches).
     """
+    return _check_lines(lines, blob_check(blobs), signatures)
+
+
+def _check_lines(
+    lines: Sequence[bytes], check: BlobCheck | None, signatures: bool
+) -> list[LineResult]:
     results: list[LineResult] = []
-    jobs: list[tuple[int, bool, str, bytes, str]] = []  # (index, rotation?, key, message, sig)
+    jobs: list[tuple[bytes, bytes, bytes]] = []  # (public key, message, signature)
+    queued: list[tuple[int, bool]] = []  # (index, rotation?) of each job
+    publics: dict[str, bytes] = {}
     for line in lines:
-        results.append(_check_fields_and_blob(line, blobs, signatures, len(results), jobs))
-    for index, rotation, key, message, sig in jobs:
-        if not verify_sig(key, message, sig):
-            r = results[index]
-            results[index] = r._replace(rotation_ok=False) if rotation else r._replace(sig_ok=False)
+        fields = ordinary(line)
+        if fields is None:
+            result = _check_fields(line, check, signatures, len(results), jobs, queued)
+        else:
+            seq, ts, kind, tier, content, size, prev, key, sig, message = fields
+            if signatures:
+                # Step 8, queued.
+                public = publics.get(key)
+                if public is None:
+                    public = publics[key] = bytes.fromhex(key[_KEY_HEX:])
+                jobs.append((public, message, sig))
+                queued.append((len(results), False))
+            result = LineResult(
+                b3(line),
+                None,
+                seq,
+                ts,
+                kind,
+                tier,
+                content,
+                size,
+                prev,
+                key,
+                -1,
+                None,
+                None,
+                True,
+                True,
+                BLOB_NONE if check is None else _blob(check, content, size),
+                BLAKE3.leaf(line),
+            )
+        results.append(result)
+    for i in failed_signatures(jobs):
+        index, rotation = queued[i]
+        r = results[index]
+        results[index] = r._replace(rotation_ok=False) if rotation else r._replace(sig_ok=False)
     return results
 
 
 def check_chunk(
-    lines: Sequence[bytes], start: int, from_seq: int, blobs: BlobGetter | None
-) -> list[LineResult]:
+    lines: Sequence[bytes], start: int, from_seq: int, blobs: Blobs | None
+) -> list[LineResult | Run]:
     """Stateless steps for lines at positions start, start+1, ...
 
     Lines before ``from_seq`` are trusted: no signature or blob checks.
+    Stretches of ordinary lines that pass come as Runs, every other line
+    (and every line of a stretch where anything did not pass) as its
+    LineResult, in order.
     """
     split = max(0, min(len(lines), from_seq - start))
     if split == 0:
-        return check_lines(lines, blobs, True)
-    return check_lines(lines[:split], None, False) + check_lines(lines[split:], blobs, True)
+        return _pieces(lines, start, blob_check(blobs), True)
+    return _pieces(lines[:split], start, None, False) + _pieces(
+        lines[split:], start + split, blob_check(blobs), True
+    )
 
 
-def _check_fields_and_blob(
+def _pieces(
+    lines: Sequence[bytes], start: int, check: BlobCheck | None, signatures: bool
+) -> list[LineResult | Run]:
+    out: list[LineResult | Run] = []
+    i, n = 0, len(lines)
+    while i < n:
+        j = i
+        fields = []
+        while j < n and (f := ordinary_bytes(lines[j])) is not None:
+            fields.append(f)
+            j += 1
+        if fields:
+            run = _run(lines[i:j], fields, start + i, check, signatures)
+            out.extend(_check_lines(lines[i:j], check, signatures) if run is None else (run,))
+        if j < n:
+            out.extend(_check_lines(lines[j : j + 1], check, signatures))
+        i = j + 1 if j < n else j
+    return out
+
+
+def _run(
+    lines: Sequence[bytes],
+    fields: list[OrdinaryBytes],
+    start: int,
+    check: BlobCheck | None,
+    signatures: bool,
+) -> Run | None:
+    """The Run of ordinary lines at positions start, ...; None if any does not pass."""
+    first = fields[0]
+    key, ts = first[7], first[1]
+    public = bytes.fromhex(key.decode())
+    hashes: list[bytes] = []
+    leaves: list[bytes] = []
+    digests: list[bytes] = []
+    flags = bytearray()
+    absent: list[tuple[int, str]] = []
+    jobs: list[tuple[bytes, bytes, bytes]] = []
+    last = bytes.fromhex(first[6].decode())
+    position = start
+    for line, (seq, t, _, tier, digest, size, prev, k, sig, message) in zip(
+        lines, fields, strict=True
+    ):
+        if seq != position or k != key or t < ts or bytes.fromhex(prev.decode()) != last:
+            return None
+        last = _blake3(line).digest()
+        hashes.append(last)
+        ts = t
+        leaves.append(_blake3(b"\x00" + line).digest())
+        digests.append(digest)
+        flags.append(_CONTENT | _COMMITTED if tier == b"committed" else _CONTENT)
+        if check is not None:
+            found = check(digest)
+            if found != size:
+                if found != ABSENT:
+                    return None
+                absent.append((seq, "b3:" + digest.hex()))
+        if signatures:
+            jobs.append((public, message, sig))
+        position += 1
+    if jobs and failed_signatures(jobs):
+        return None
+    return Run(
+        start,
+        len(lines),
+        "b3:" + first[6].decode(),
+        first[1].decode(),
+        ts.decode(),
+        "ed25519:" + key.decode(),
+        b"".join(hashes),
+        b"".join(leaves),
+        b"".join(digests),
+        bytes(flags),
+        tuple(absent),
+        tuple(perfect_subtrees(BLAKE3, leaves, start)),
+    )
+
+
+_KEY_HEX = len("ed25519:")
+
+
+def _blob(check: BlobCheck, content: str, size: int) -> int:
+    """Step 10, the hashing half: the BLOB_* code of an entry's content."""
+    found = check(bytes.fromhex(content[3:]))
+    if found == size:
+        return BLOB_OK
+    return BLOB_ABSENT if found == ABSENT else BLOB_MISMATCH if found == ALTERED else BLOB_SIZE
+
+
+def _check_fields(
     line: bytes,
-    blobs: BlobGetter | None,
+    check: BlobCheck | None,
     signatures: bool,
     index: int,
-    jobs: list[tuple[int, bool, str, bytes, str]],
+    jobs: list[tuple[bytes, bytes, bytes]],
+    queued: list[tuple[int, bool]],
 ) -> LineResult:
-    """Steps 1-3 and 10 of one line; queue its signatures (8, 9) in ``jobs``."""
+    """Steps 1-3 of any line (ordinary() did not take it); queue its signatures (8, 9)."""
     digest = b3(line)
     leaf = BLAKE3.leaf(line)
     try:
@@ -206,27 +410,30 @@ def _check_fields_and_blob(
     kind = obj["type"]
     if signatures:
         # Step 8, queued.
-        jobs.append((index, False, key, signing_message_of_line(entry), obj["sig"]))
+        jobs.append(
+            (
+                bytes.fromhex(key[_KEY_HEX:]),
+                signing_message_of_line(entry),
+                bytes.fromhex(obj["sig"]),
+            )
+        )
+        queued.append((index, False))
     if kind == "key-rotation":
         new_key = meta["new_key"]
         if signatures:
             # Step 9, the new key's signature, queued.
-            jobs.append((index, True, new_key, rotation_message(obj), meta["new_sig"]))
+            jobs.append(
+                (
+                    bytes.fromhex(new_key[_KEY_HEX:]),
+                    rotation_message(obj),
+                    bytes.fromhex(meta["new_sig"]),
+                )
+            )
+            queued.append((index, True))
     elif kind == "redaction":
         target, target_content = meta["target"], meta["content"]
-    blob = BLOB_NONE
     content = obj["content"]
-    if content is not None and blobs is not None:
-        # Step 10, the hashing half.
-        data = blobs(content)
-        if data is None:
-            blob = BLOB_ABSENT
-        elif b3(data) != content:
-            blob = BLOB_MISMATCH
-        elif len(data) != obj["size"]:
-            blob = BLOB_SIZE
-        else:
-            blob = BLOB_OK
+    blob = BLOB_NONE if content is None or check is None else _blob(check, content, obj["size"])
     return LineResult(
         digest,
         None,
@@ -301,8 +508,11 @@ class ChainState:
     # Step 13: tree size -> the checkpoint that commits to the root of that size.
     checkpoints: dict[int, list[Checkpoint]] = field(default_factory=dict)
 
-    def apply(self, r: LineResult) -> Failure | None:
-        """Apply steps 4-11 for the line at position ``self.size``."""
+    def apply(self, r: LineResult | Run) -> Failure | None:
+        """Apply steps 4-11 (and 13) for the line at position ``self.size``, or a Run from it."""
+        if type(r) is Run:
+            return self._apply_run(r)
+        assert type(r) is LineResult
         pos = self.size
         if r.error is not None:
             step, reason, message = r.error
@@ -363,6 +573,79 @@ class ChainState:
                 if failure is not None:
                     return failure
         return None
+
+    def _apply_run(self, run: Run) -> Failure | None:
+        """apply() for a Run: its first entry is checked as apply() checks a line, the rest were.
+
+        The same verdict, failure and state as applying its lines one by
+        one (the Merkle leaves are merged as the run's subtrees, or leaf by
+        leaf where a checkpoint falls inside the run or the frontier is not
+        at the state's size, as in a range of an archive checked alone).
+        """
+        pos = self.size
+        if run.start != pos:
+            return Failure(pos, 4, "seq-gap", f"expected seq {pos}, found seq {run.start}")
+        if run.prev != self.head:
+            return Failure(
+                pos,
+                5,
+                "broken-link",
+                f"prev {run.prev} does not match the previous line's hash {self.head}",
+            )
+        if run.ts < self.ts:
+            return Failure(
+                pos,
+                6,
+                "time-backwards",
+                f"ts {run.ts} is earlier than the previous entry's {self.ts}",
+            )
+        if pos > 0 and run.key != self.key:
+            return Failure(
+                pos,
+                7,
+                "unknown-key",
+                f"signed by {run.key}, not the chain's current key {self.key}",
+            )
+        if self.key == self.trusted_key:
+            self.trusted_seen = True
+        n = run.entries
+        inside = sorted(size for size in self.checkpoints if pos < size <= pos + n)
+        if not inside and self.frontier.size == pos:
+            self._grow(run, 0, n)
+            for height, root in run.subtrees:
+                self.frontier.append_subtree(root, height)
+            self.ts = run.last_ts
+            return None
+        done = 0
+        for size in inside:
+            self._grow(run, done, size - pos)
+            append = self.frontier.append
+            for at in range(32 * done, 32 * (size - pos), 32):
+                append(run.leaves[at : at + 32])
+            done = size - pos
+            for cp in self.checkpoints[size]:
+                failure = self._check_checkpoint(cp)
+                if failure is not None:
+                    return failure
+        self._grow(run, done, n)
+        append = self.frontier.append
+        for at in range(32 * done, 32 * n, 32):
+            append(run.leaves[at : at + 32])
+        self.ts = run.last_ts
+        return None
+
+    def _grow(self, run: Run, lo: int, hi: int) -> None:
+        """Entries lo..hi-1 of ``run`` join the state (all but the Merkle frontier and ts)."""
+        if hi <= lo:
+            return
+        self.digests.extend(run.digests[32 * lo : 32 * hi])
+        self.flags.extend(run.flags[lo:hi])
+        start = run.start
+        for seq, content in run.absent:
+            if start + lo <= seq < start + hi:
+                self.pending[seq] = content
+        self.head = "b3:" + run.hashes[32 * hi - 32 : 32 * hi].hex()
+        self.size = start + hi
 
     def blobs_kept(self) -> Iterator[tuple[int, bytes]]:
         """(seq, content digest) of every entry so far whose blob must be stored (not redacted)."""
@@ -593,7 +876,7 @@ CHUNK_LINES = 256
 def verify_lines(
     lines: Iterable[bytes],
     *,
-    blobs: BlobGetter | None = None,
+    blobs: Blobs | None = None,
     trusted_key: str | None = None,
     chain_id: str | None = None,
     from_seq: int = 0,

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from ..content.store import ContentStore
 from ..format.errors import ChainStateError, OperationalError
-from .lines import ChainState, Failure, LineResult, Report, check_chunk, report_of
+from .lines import ChainState, Failure, LineResult, Report, Run, check_chunk, report_of
 
 __all__ = ["WORKER_CHUNK_BYTES", "WORKER_CHUNK_LINES", "verify_parallel"]
 
@@ -57,9 +57,11 @@ _HASH, _SEQ, _TYPE, _TIER, _PREV = (
 _store: ContentStore | None = None
 _fd = -1  # the chain file, open in the main process before the workers were forked
 
-#: A chunk's results as _pack sends them: (line count, the LineResult
+#: Consecutive LineResults as _pack sends them: (line count, the LineResult
 #: columns, whether the seq column was dropped, whether the prev column was).
 Packed = tuple[int, list[Any], bool, bool]
+#: A chunk's results as a worker sends them: its Runs as they are, the lines between packed.
+Pieces = list["Run | Packed"]
 
 
 def _init_worker(content_root: str | None, fd: int) -> None:
@@ -77,7 +79,7 @@ def _lines_of(chunk: bytes | list[bytes]) -> list[bytes]:
     return lines
 
 
-def _work(chunk: bytes | list[bytes] | Range, start: int, from_seq: int) -> Packed:
+def _work(chunk: bytes | list[bytes] | Range, start: int, from_seq: int) -> Pieces:
     """In a worker process: the stateless steps for ``chunk``, packed.
 
     A Range is read from the chain file here (rather than sent through a
@@ -91,8 +93,28 @@ def _work(chunk: bytes | list[bytes] | Range, start: int, from_seq: int) -> Pack
             raise OperationalError("the chain file changed while it was being verified")
     else:
         lines = _lines_of(chunk)
-    blobs = _store.raw if _store is not None else None
-    return _pack(check_chunk(lines, start, from_seq, blobs), start)
+    return _pack_pieces(check_chunk(lines, start, from_seq, _store), start)
+
+
+def _pack_pieces(pieces: Sequence[LineResult | Run], start: int) -> Pieces:
+    """check_chunk's pieces for the pipe: Runs as they are, each group of LineResults packed."""
+    out: Pieces = []
+    group: list[LineResult] = []
+    at = start  # the position of the next piece
+    for piece in pieces:
+        if type(piece) is Run:
+            if group:
+                out.append(_pack(group, at - len(group)))
+                group = []
+            out.append(piece)
+            at += piece.entries
+        else:
+            assert type(piece) is LineResult
+            group.append(piece)
+            at += 1
+    if group:
+        out.append(_pack(group, at - len(group)))
+    return out
 
 
 def _pack(results: Sequence[LineResult], start: int) -> Packed:
@@ -131,6 +153,18 @@ class Range(NamedTuple):
 
 
 _new_result = partial(tuple.__new__, LineResult)
+
+
+def _unpack_pieces(pieces: Pieces, start: int) -> Iterator[LineResult | Run]:
+    """The inverse of _pack_pieces, for a chunk that starts at line ``start``."""
+    at = start
+    for piece in pieces:
+        if isinstance(piece, Run):
+            yield piece
+            at += piece.entries
+        else:
+            yield from _unpack(piece, at)
+            at += piece[0]
 
 
 def _unpack(packed: Packed, start: int) -> Iterator[LineResult]:
@@ -269,11 +303,11 @@ def verify_parallel(
         state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     if isinstance(lines, Path) and state.size:
         raise ValueError("a path is read from its first line: resume with lines, not a path")
-    blobs = ContentStore(content_root).raw if content_root is not None else None
+    blobs = ContentStore(content_root) if content_root is not None else None
     helpers = max(0, workers - 1)
     ahead = 2 * helpers  # chunks queued or running in the worker processes, at most
     limit = 2 * workers + 2  # chunks checked or in flight but not applied yet, at most
-    window: deque[tuple[Future[Packed] | list[LineResult], int]] = deque()
+    window: deque[tuple[Future[Pieces] | list[LineResult | Run], int]] = deque()
     failure: Failure | None = None
     torn = 0
     seen = state.size
@@ -281,7 +315,7 @@ def verify_parallel(
 
     def apply_head() -> Failure | None:
         done, start = window.popleft()
-        results = _unpack(done.result(), start) if isinstance(done, Future) else done
+        results = _unpack_pieces(done.result(), start) if isinstance(done, Future) else done
         for result in results:
             f = apply(result)
             if f is not None:
@@ -337,11 +371,11 @@ def verify_parallel(
     return report_of(state, state.finish(failure), torn, from_seq, blobs is not None)
 
 
-def _ready(done: Future[Packed] | list[LineResult]) -> bool:
+def _ready(done: Future[Pieces] | list[LineResult | Run]) -> bool:
     return not isinstance(done, Future) or done.done()
 
 
-def _cancel(window: deque[tuple[Future[Packed] | list[LineResult], int]]) -> None:
+def _cancel(window: deque[tuple[Future[Pieces] | list[LineResult | Run], int]]) -> None:
     """Drop the chunks not applied (after a failure): no need to finish them."""
     for done, _ in window:
         if isinstance(done, Future):

@@ -1,0 +1,213 @@
+"""The verifier's pattern check of ordinary lines agrees with parse_line (FORMAT.md 5, steps 1-3).
+
+entry.ordinary() reads the common line by one compiled pattern and gives
+no verdict of its own: it may only accept a line that parse_line accepts,
+and must read the same values from it. Checked on generated entries, on
+mutations of them, and on one named line per way a look-alike can differ.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_chain.chain.format.canonical import MAX_SAFE_INT, b3, canonical
+from memory_chain.chain.format.entry import (
+    CONTENT_TYPES,
+    MAX_LINE_BYTES,
+    MAX_META_DEPTH,
+    SOURCES,
+    TIERS,
+    TYPES,
+    Malformed,
+    format_ts,
+    ordinary,
+    parse_line,
+    signing_message,
+)
+
+META_KEY_CHARS = string.ascii_letters + string.digits + "_.:-"
+leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-MAX_SAFE_INT, MAX_SAFE_INT),
+    st.text(max_size=12),  # control characters, quotes, non-ASCII included
+)
+
+
+def values(depth: int) -> st.SearchStrategy[object]:
+    if depth == 0:
+        return leaves
+    inner = values(depth - 1)
+    return st.one_of(
+        leaves,
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(META_KEY_CHARS, min_size=1, max_size=8), inner, max_size=3),
+    )
+
+
+hashes = st.binary(min_size=32, max_size=32).map(b3)
+objects = st.fixed_dictionaries(
+    {
+        "v": st.just(1),
+        "seq": st.integers(0, MAX_SAFE_INT) | st.integers(0, 20),
+        "ts": st.integers(0, 253_402_300_799_999_999).map(format_ts),
+        "type": st.sampled_from(TYPES) | st.sampled_from(CONTENT_TYPES),
+        "tier": st.sampled_from(TIERS),
+        "source": st.sampled_from(SOURCES),
+        "importance": st.integers(0, 100),
+        "content": hashes | st.none(),
+        "size": st.integers(0, MAX_SAFE_INT) | st.integers(0, 500),
+        "prev": hashes | st.none(),
+        "key": st.binary(min_size=32, max_size=32).map(lambda b: "ed25519:" + b.hex()),
+        "meta": st.dictionaries(
+            st.text(META_KEY_CHARS, min_size=1, max_size=8), values(MAX_META_DEPTH - 1), max_size=3
+        ),
+        "sig": st.binary(min_size=64, max_size=64).map(bytes.hex),
+    }
+)
+
+
+def agree(line: bytes) -> bool:
+    """ordinary() accepts only what parse_line accepts, with the same values; True if it did."""
+    fields = ordinary(line)
+    if fields is None:
+        return False
+    obj = parse_line(line).obj  # raises Malformed if ordinary() accepted a bad line
+    seq, ts, kind, tier, content, size, prev, key, sig, message = fields
+    assert (seq, ts, kind, tier, content, size, prev, key) == (
+        obj["seq"],
+        obj["ts"],
+        obj["type"],
+        obj["tier"],
+        obj["content"],
+        obj["size"],
+        obj["prev"],
+        obj["key"],
+    )
+    assert sig == bytes.fromhex(obj["sig"])
+    assert message == signing_message(obj)
+    return True
+
+
+def ordinary_obj(obj: dict[str, object]) -> bool:
+    return obj["type"] in CONTENT_TYPES and obj["seq"] != 0 and obj["content"] is not None
+
+
+@settings(deadline=None, max_examples=400)
+@given(obj=objects)
+def test_generated_lines_agree(obj: dict[str, object]) -> None:
+    line = canonical(obj)
+    try:
+        parse_line(line)
+        valid = True
+    except Malformed:
+        valid = False
+    taken = agree(line)
+    if valid and ordinary_obj(obj) and obj["prev"] is not None:
+        assert taken, line  # the pattern covers every valid ordinary line
+
+
+@settings(deadline=None, max_examples=600)
+@given(
+    obj=st.tuples(objects, st.sampled_from(CONTENT_TYPES), hashes, hashes).map(
+        lambda t: {**t[0], "type": t[1], "content": t[2], "prev": t[3], "seq": t[0]["seq"] or 1}
+    ),
+    at=st.integers(0, 10_000),
+    how=st.sampled_from(["replace", "insert", "delete"]),
+    byte=st.sampled_from(b'{}[]",:0123456789abcdefABCDEF\\ \x00\xc3\x7f') | st.integers(0, 255),
+)
+def test_mutated_lines_agree(obj: dict[str, object], at: int, how: str, byte: int) -> None:
+    """One byte changed, inserted or removed anywhere: never accepted where parse_line refuses."""
+    line = bytearray(canonical(obj))
+    at %= len(line)
+    if how == "replace":
+        line[at] = byte
+    elif how == "insert":
+        line.insert(at, byte)
+    else:
+        del line[at]
+    agree(bytes(line))
+
+
+def _line(**change: object) -> dict[str, object]:
+    obj: dict[str, object] = {
+        "v": 1,
+        "seq": 7,
+        "ts": "2026-11-26T10:00:00.000000Z",
+        "type": "fact",
+        "tier": "relationship",
+        "source": "auto",
+        "importance": 60,
+        "content": "b3:" + "ab" * 32,
+        "size": 12,
+        "prev": "b3:" + "cd" * 32,
+        "key": "ed25519:" + "ef" * 32,
+        "meta": {"origin": "person"},
+        "sig": "01" * 64,
+    }
+    obj.update(change)
+    return obj
+
+
+def test_the_usual_line_is_taken() -> None:
+    assert agree(canonical(_line()))
+    assert agree(canonical(_line(meta={})))
+
+
+LOOK_ALIKES = {
+    "uppercase hex in sig": canonical(_line()).replace(b'"sig":"0101', b'"sig":"0A01'),
+    "uppercase hex in content": canonical(_line()).replace(b"b3:abab", b"b3:ABab"),
+    "space in key hex": canonical(_line()).replace(b"ed25519:efef", b"ed25519:e fef"[:12]),
+    "quote inside a hash": canonical(_line()).replace(b"b3:cdcd", b'b3:c"cd'[:7]),
+    "meta not canonical (space)": canonical(_line()).replace(b'{"origin":', b'{ "origin":'),
+    "meta keys unsorted": canonical(_line(meta={"b": 1, "a": 2})).replace(
+        b'{"a":2,"b":1}', b'{"b":1,"a":2}'
+    ),
+    "meta duplicate key": canonical(_line(meta={"a": 1})).replace(b'{"a":1}', b'{"a":1,"a":1}'),
+    "meta too deep": canonical(_line(meta={"a": {"b": {"c": {"d": {"e": 1}}}}})),
+    "meta float": canonical(_line()).replace(b'{"origin":"person"}', b'{"n":1.5}'),
+    "meta huge int": canonical(_line()).replace(b'{"origin":"person"}', b'{"n":9007199254740992}'),
+    "meta lone surrogate": canonical(_line()).replace(b'"person"', b'"\\ud800"'),
+    "meta invalid utf-8": canonical(_line()).replace(b'"person"', b'"p\xc3rson"'),
+    "hour 24": canonical(_line(ts="2026-11-26T24:00:00.000000Z")),
+    "February 30": canonical(_line(ts="2026-02-30T10:00:00.000000Z")),
+    "leap day of a common year": canonical(_line(ts="2025-02-29T10:00:00.000000Z")),
+    "second 60": canonical(_line(ts="2026-11-26T10:00:60.000000Z")),
+    "seq with a leading zero": canonical(_line()).replace(b'"seq":7', b'"seq":07'),
+    "seq beyond 2**53 - 1": canonical(_line(seq=MAX_SAFE_INT + 1)),
+    "size beyond 2**53 - 1": canonical(_line(size=MAX_SAFE_INT + 1)),
+    "importance 101": canonical(_line(importance=101)),
+    "version 2": canonical(_line(v=2)),
+    "a system type": canonical(_line(type="redaction")),
+    "content null": canonical(_line(content=None)),
+    "prev null after seq 0": canonical(_line(prev=None)),
+    "seq 0": canonical(_line(seq=0)),
+    "an extra member": canonical({**_line(), "x": 1}),
+    "a missing member": canonical({k: v for k, v in _line().items() if k != "source"}),
+    "a trailing space": canonical(_line()) + b" ",
+    "too long": canonical(_line(meta={"pad": "x" * (MAX_LINE_BYTES - 500)})),
+}
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES)
+def test_look_alikes_are_left_to_parse_line(name: str) -> None:
+    line = LOOK_ALIKES[name]
+    assert ordinary(line) is None, name
+    with pytest.raises(Malformed):
+        parse_line(line)
+
+
+def test_valid_lines_that_look_odd_are_taken() -> None:
+    assert agree(canonical(_line(ts="2024-02-29T23:59:59.999999Z")))
+    assert agree(canonical(_line(meta={"pad": "é" * 1000})))
+    assert agree(canonical(_line(meta={"a": {"b": {"c": {"d": 1}}}})))
+    # A string in meta that spells the members after it: meta still ends where they start.
+    hidden = '},"prev":"b3:' + "00" * 32 + '","seq":1'
+    line = canonical(_line(meta={"x": hidden}))
+    assert agree(line)
+    fields = ordinary(line)
+    assert fields is not None and fields[6] == "b3:" + "cd" * 32 and fields[0] == 7
