@@ -1017,11 +1017,12 @@ def _code_credentials(text: str, low: str, found: list[Finding]) -> None:
                 found.append(Finding("password", start + lit.start("v"), start + lit.end("v")))
 
 
+_KEY_FILE_EXTENSION: Final = _rx(r"\.(?:key|pem|secret|p12|pfx|jks|token)")
+
+
 def _pairs(text: str, low: str, found: list[Finding]) -> None:
     """A user / password pair, a key file's content, a PIN's digits."""
-    key_file = any(
-        f".{ext}" in low for ext in ("key", "pem", "secret", "p12", "pfx", "jks", "token")
-    )
+    key_file = _KEY_FILE_EXTENSION.search(low) is not None
     for rx, gate in ((_PAIR, " / " in text), (_KEY_FILE, key_file)):
         if not gate:
             continue
@@ -1037,8 +1038,20 @@ def _pairs(text: str, low: str, found: list[Finding]) -> None:
 _CHAR_CLASS: Final = _rx(r"a-z|A-Z|0-9")
 
 
-def _strong(text: str, found: list[Finding]) -> None:
+#: The symbols rule 4's token must hold one of (with a digit): without them it is not tried.
+_STRONG_SYMBOL: Final = _rx(r"[!#$%&*?^~|]")
+_DIGIT: Final = _rx(r"\d")
+
+
+def _strong(text: str, low: str, found: list[Finding]) -> None:
     """A password-shaped token anywhere (``htpasswd -b f admin X``, ``wifi: Guest / X``)."""
+    if _STRONG_SYMBOL.search(text) is not None and _DIGIT.search(text) is not None:
+        _password_shaped(text, found)
+    if "name" in low and "value" in low:
+        _name_value(text, found)
+
+
+def _password_shaped(text: str, found: list[Finding]) -> None:
     for m in _STRONG.finditer(text):
         value = m.group(0).rstrip(".:!?")
         if "://" in value or "/" in value or "@" in value or _placeholder(value):
@@ -1046,6 +1059,9 @@ def _strong(text: str, found: list[Finding]) -> None:
         if sum(not c.isalnum() for c in value) > len(value) // 2 or _CHAR_CLASS.search(value):
             continue  # punctuation with a few letters: markup, not a password
         found.append(Finding("password-shaped value", m.start(), m.start() + len(value)))
+
+
+def _name_value(text: str, found: list[Finding]) -> None:
     for m in _NAME_VALUE.finditer(text):
         kind = _ident_kind(m.group("name"))
         if kind is None:
@@ -1087,7 +1103,31 @@ _NAME_STEMS: Final = tuple(
 )
 
 
-_NAME_STEM_RX: Final = _rx("|".join(map(re.escape, _NAME_STEMS)))
+def _trie(words: tuple[str, ...]) -> str:
+    """A pattern that finds any of ``words``, with shared beginnings written once.
+
+    Only whether one occurs matters (a stem inside a longer one is left
+    out), and a branch per first letter is much faster in ``re`` than one
+    alternative per word, tried in turn at every position.
+    """
+    tree: dict[str, Any] = {}
+    for word in words:
+        if any(other != word and other in word for other in words):
+            continue
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+
+    def branch(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + branch(sub) for ch, sub in sorted(node.items())]
+        if len(alternatives) <= 1:
+            return "".join(alternatives)
+        return "(?:" + "|".join(alternatives) + ")"
+
+    return branch(tree)
+
+
+_NAME_STEM_RX: Final = _rx(_trie(_NAME_STEMS))
 
 
 def _may_name(low: str) -> bool:
@@ -1149,7 +1189,7 @@ def scan(text: str) -> list[Finding]:
         _tables(text, found)
     _cookies_and_tools(text, low, found)
     _flags(text, found)
-    _strong(text, found)
+    _strong(text, low, found)
     found.sort(key=lambda f: (f.start, -f.end))
     # One finding per span: the first rule that matched a place names it.
     out: list[Finding] = []

@@ -37,6 +37,7 @@ from ..format.entry import (
     Malformed,
     default_importance,
     format_ts,
+    ordinary_bytes,
     parse_line,
     signing_message,
 )
@@ -102,6 +103,8 @@ def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:
     """
     obj["sig"] = signer.sign(signing_message(obj))
     line = canonical(obj)
+    if ordinary_bytes(line) is not None:  # the common line, checked by its pattern
+        return line
     try:
         parse_line(line)
     except Malformed as exc:
@@ -487,11 +490,19 @@ class Ledger:
                 f"cannot write the content to {self.layout.content}: {exc.strerror}"
             ) from None
 
-    def _advance(self, head: Head, lines: Sequence[bytes]) -> list[Appended]:
+    def _advance(
+        self,
+        head: Head,
+        lines: Sequence[bytes],
+        made: Sequence[tuple[dict[str, Any], str]] | None = None,
+    ) -> list[Appended]:
+        """Move ``head`` past ``lines``; ``made``: each line's entry and hash, when known."""
         out = []
-        for line in lines:
-            obj = orjson.loads(line)
-            digest = b3(line)
+        for i, line in enumerate(lines):
+            if made is None:
+                obj, digest = orjson.loads(line), b3(line)
+            else:
+                obj, digest = made[i]
             head.last_offset = head.offset
             head.offset += len(line) + 1
             head.size += 1
@@ -536,15 +547,18 @@ class Ledger:
             hashes = self._content(self.store.put_batch, [item.content for item in items])
             ts = self.next_ts(head)
             lines = []
+            made = []
             shadow = Head(size=head.size, hash=head.hash, key=head.key)
             for item, content_hash in zip(items, hashes, strict=True):
-                line = self_checked(self._entry(shadow, item, content_hash, ts), signer)
+                obj = self._entry(shadow, item, content_hash, ts)
+                line = self_checked(obj, signer)
                 lines.append(line)
                 shadow.size += 1
                 shadow.hash = b3(line)
+                made.append((obj, shadow.hash))
             self._content(self.store.sync)
             append_batch(self.layout, fd, head.offset, lines)
-            return self._advance(head, lines)
+            return self._advance(head, lines, made)
 
     # -- reading --------------------------------------------------------
 
