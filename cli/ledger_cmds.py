@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import click
@@ -16,7 +18,6 @@ from .common import (
     json_option,
     open_ledger,
     passphrase_source,
-    read_input_file,
     read_stdin,
 )
 
@@ -89,10 +90,6 @@ def _parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
     return meta
 
 
-#: A batch file can be large (a million memories is about 400 MB); a stream is still bounded.
-MAX_BATCH_BYTES = 4 << 30
-
-
 def _stdin(limit: int = MAX_INPUT_BYTES) -> bytes:
     return read_stdin(limit)
 
@@ -104,15 +101,15 @@ def _read_source(text: str) -> bytes:
     return arg_bytes(text)
 
 
-def _batch_items(data: bytes) -> list[Any]:
+def _batch_items(lines: Iterable[bytes]) -> Iterator[Any]:
+    """The NewEntry of each batch line, as they are read (a bad line: a one-line InputError)."""
     import orjson
 
     from memory_chain.chain.format.errors import InputError
     from memory_chain.chain.store.ledger import NewEntry
 
     allowed = {"content", "type", "tier", "source", "importance", "meta"}
-    items = []
-    for n, raw in enumerate(data.split(b"\n"), 1):
+    for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
@@ -128,17 +125,56 @@ def _batch_items(data: bytes) -> list[Any]:
             content = obj["content"].encode("utf-8")
         except UnicodeEncodeError:
             raise InputError(f"batch line {n}: content is not valid Unicode") from None
-        items.append(
-            NewEntry(
-                content=content,
-                type=obj.get("type", "memory"),
-                tier=obj.get("tier", "relationship"),
-                source=obj.get("source", "manual"),
-                importance=obj.get("importance"),
-                meta=obj.get("meta", {}),
-            )
+        yield NewEntry(
+            content=content,
+            type=obj.get("type", "memory"),
+            tier=obj.get("tier", "relationship"),
+            source=obj.get("source", "manual"),
+            importance=obj.get("importance"),
+            meta=obj.get("meta", {}),
         )
-    return items
+
+
+def _batch_lines(path: str) -> Iterator[bytes]:
+    """The lines of a batch file ("-": stdin), read a piece at a time (any size, in bounded
+    memory); a file that cannot be read is a one-line InputError."""
+    from memory_chain.chain.format.errors import InputError
+
+    shown = "stdin" if path == "-" else path
+    try:
+        f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        yield from f
+    except OSError as exc:
+        raise InputError(f"cannot read {shown}: {exc.strerror}") from None
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+def _emit_appended(ledger: Any, start: int, end: int) -> None:
+    """What `add --batch --json` prints: the appended entries, read back from the chain,
+    as emit_json prints a list, one entry at a time."""
+    import orjson
+
+    from memory_chain.chain.format.canonical import b3
+
+    click.echo("[")
+    first = True
+    for line in ledger.iter_lines(start, end):
+        e = orjson.loads(line)
+        one = {
+            "seq": e["seq"],
+            "hash": b3(line.rstrip(b"\n")),
+            "ts": e["ts"],
+            "content": e["content"],
+        }
+        text = orjson.dumps(one, option=orjson.OPT_INDENT_2).decode().replace("\n", "\n  ")
+        click.echo(("  " if first else ",\n  ") + text, nl=False)
+        first = False
+    click.echo("\n]")
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -239,17 +275,16 @@ def add(
     if batch is not None:
         if text is not None:
             raise InputError("give TEXT or --batch, not both")
-        source_bytes = _stdin(MAX_BATCH_BYTES) if batch == "-" else _read_file(batch)
-        items = [_with_origin(i, origin) for i in _batch_items(source_bytes)]
+        items: Iterable[Any] = (_with_origin(i, origin) for i in _batch_items(_batch_lines(batch)))
         if allow_secret:
-            _warn_secrets(items)
-        results = open_ledger().add_batch(items, allow_secret=allow_secret)
+            items = _warned(items)
+        ledger = open_ledger()
+        done = ledger.add_stream(items, allow_secret=allow_secret)
         if as_json:
-            emit_json(
-                [{"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content} for r in results]
-            )
+            _emit_appended(ledger, done.start, done.end)
         else:
-            click.echo(f"added {len(results)} entries: seq {results[0].seq}..{results[-1].seq}")
+            last = done.first + done.entries - 1
+            click.echo(f"added {done.entries} entries: seq {done.first}..{last}")
         return
     if text is None:
         raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
@@ -294,24 +329,27 @@ def _check_supersedes(seq: int) -> None:
         index.require_memory(seq, "--supersedes")
 
 
-def _warn_secrets(items: list[Any]) -> None:
+def _warned(items: Iterable[Any]) -> Iterator[Any]:
+    """Batch items as they come, each warned about as _warn_secrets does."""
+    for n, item in enumerate(items, 1):
+        _warn_secrets([item], n)
+        yield item
+
+
+def _warn_secrets(items: list[Any], number: int | None = None) -> None:
     """--allow-secret is loud: name what the gate would have refused."""
     from memory_chain.chain.format.canonical import canonical
     from memory_chain.chain.format.secrets import scan
 
-    for n, item in enumerate(items, 1):
+    for n, item in enumerate(items, number or 1):
         for text in (item.content.decode("utf-8", "replace"), canonical(item.meta).decode()):
             for f in scan(text):
-                where = f"item {n}, " if len(items) > 1 else ""
+                where = f"item {n}, " if len(items) > 1 or number is not None else ""
                 click.echo(
                     f"warning: --allow-secret: committing a {f.kind} ({where}{f.where(text)}) "
                     "to the chain, permanently",
                     err=True,
                 )
-
-
-def _read_file(path: str) -> bytes:
-    return read_input_file(path, MAX_BATCH_BYTES)
 
 
 def _preview(view: Any, width: int = 72) -> str:

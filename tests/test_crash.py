@@ -37,6 +37,8 @@ from helpers.blobs import alter_blob, delete_blob
 
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.secrets import SecretError
 from memory_chain.chain.store import head as head_module
 from memory_chain.chain.store import journal
 from memory_chain.chain.store.head import TornTailWarning, load_head
@@ -568,3 +570,118 @@ def test_lost_head_is_rebuilt(ledger: Ledger, data_dir: Path, damage: str) -> No
     assert [0, 1, 2, 3, 4] == [e["seq"] for e in entries_of(data_dir)]
     assert_verifies(reopened)
     assert_head_matches_chain(data_dir)
+
+
+# -- streamed batches (Ledger.add_stream: any length, bounded memory) ---------
+
+
+def small_spool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spool a batch's lines to batch.spool after 200 bytes, and copy them 97 bytes at a time."""
+    monkeypatch.setattr(journal, "SPOOL_MEMORY", 200)
+    monkeypatch.setattr(journal, "PIECE", 97)
+
+
+STREAM = [NewEntry(content=f"streamed item {i}".encode(), meta={"i": i}) for i in range(20)]
+
+
+def test_a_streamed_batch_is_one_batch(
+    ledger: Ledger, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty items from a generator, three at a time, spooled to a file: one batch, whole."""
+    small_spool(monkeypatch)
+    ledger.add(NewEntry(content=b"before"))
+    done = ledger.add_stream((item for item in STREAM), chunk=3)
+    assert (2, 20) == (done.first, done.entries)
+    raw = chain_bytes(data_dir)
+    assert done.end == len(raw) and raw[done.start :].count(b"\n") == 20
+    assert [None, b"before", *(e.content for e in STREAM)] == contents(ledger)
+    assert len({e["ts"] for e in entries_of(data_dir)[2:]}) == 1  # one ts for the batch
+    assert not (data_dir / "batch.spool").exists() and not (data_dir / "batch.journal").exists()
+    assert_verifies(ledger)
+    assert_head_matches_chain(data_dir)
+    add_quietly(Ledger(data_dir), b"after")
+    assert_verifies(Ledger(data_dir))
+
+
+def test_a_streamed_batch_with_a_bad_item_writes_nothing(
+    ledger: Ledger, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 8 holds a secret: after two chunks were stored and signed, nothing is appended."""
+    small_spool(monkeypatch)
+    ledger.add(NewEntry(content=b"before"))
+    before, head_before = chain_bytes(data_dir), (data_dir / "head.json").read_bytes()
+    bad = [*STREAM[:7], NewEntry(content=b"the key is AKIAIOSFODNN7QWERTYZ"), *STREAM[7:]]
+    with pytest.raises(SecretError, match="batch item 8"):
+        ledger.add_stream(iter(bad), chunk=3)
+    assert before == chain_bytes(data_dir)
+    assert head_before == (data_dir / "head.json").read_bytes()
+    assert not (data_dir / "batch.spool").exists() and not (data_dir / "batch.journal").exists()
+    with pytest.raises(InputError, match="the batch is empty"):
+        ledger.add_stream(iter([]))
+    assert before == chain_bytes(data_dir)
+    add_quietly(Ledger(data_dir), b"after")
+    assert [None, b"before", b"after"] == contents(Ledger(data_dir))
+    assert_verifies(Ledger(data_dir))
+
+
+def crash_in_writes_to(
+    monkeypatch: pytest.MonkeyPatch, name: str, call: int, keep: Callable[[int], int]
+) -> None:
+    """Make the ``call``-th journal.write_all to the file ``name`` write ``keep(len)`` bytes
+    and die (writes to other files go through)."""
+    real = journal.write_all
+    calls = iter(range(1, 1_000_000))
+
+    def write_all(fd: int, data: bytes) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(name) and next(calls) == call:
+            real(fd, data[: keep(len(data))])
+            raise Crash
+        real(fd, data)
+
+    monkeypatch.setattr(journal, "write_all", write_all)
+
+
+@pytest.mark.parametrize("call", [1, 2, 5])
+def test_a_spooled_batch_cut_short_in_the_chain_is_rolled_forward(
+    ledger: Ledger, data_dir: Path, monkeypatch: pytest.MonkeyPatch, call: int
+) -> None:
+    """The process dies while a spooled batch is copied into the chain, a piece at a time
+    (its journal complete): the next writer finishes it from the journal, read in pieces."""
+    small_spool(monkeypatch)
+    ledger.add(NewEntry(content=b"before"))
+    before = chain_bytes(data_dir)
+    crash_in_writes_to(monkeypatch, "chain.jsonl", call, lambda n: n // 2)
+    with pytest.raises(Crash):
+        ledger.add_stream(iter(STREAM), chunk=3)
+    monkeypatch.undo()
+    small_spool(monkeypatch)  # the journal is read back 97 bytes at a time too
+    assert (data_dir / "batch.journal").exists()
+    assert len(chain_bytes(data_dir)) > len(before) + 97 * (call - 1)
+    reopened = Ledger(data_dir)
+    add_quietly(reopened, b"after")
+    assert not (data_dir / "batch.journal").exists()
+    assert chain_bytes(data_dir).startswith(before)
+    assert [None, b"before", *(e.content for e in STREAM), b"after"] == contents(reopened)
+    assert_verifies(reopened)
+    assert_head_matches_chain(data_dir)
+
+
+@pytest.mark.parametrize("call", [1, 3])
+def test_a_spooled_journal_cut_short_is_dropped(
+    ledger: Ledger, data_dir: Path, monkeypatch: pytest.MonkeyPatch, call: int
+) -> None:
+    """The process dies while writing a spooled batch's journal: the chain is untouched."""
+    small_spool(monkeypatch)
+    ledger.add(NewEntry(content=b"before"))
+    before = chain_bytes(data_dir)
+    crash_in_writes_to(monkeypatch, "batch.journal", call, lambda n: n // 2)
+    with pytest.raises(Crash):
+        ledger.add_stream(iter(STREAM), chunk=3)
+    monkeypatch.undo()
+    assert (data_dir / "batch.journal").exists()
+    assert before == chain_bytes(data_dir)
+    reopened = Ledger(data_dir)
+    add_quietly(reopened, b"after")
+    assert not (data_dir / "batch.journal").exists()
+    assert [None, b"before", b"after"] == contents(reopened)
+    assert_verifies(reopened)

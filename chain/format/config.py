@@ -73,6 +73,7 @@ class Layout:
         "quarantine",
         "retired_keys",
         "root",
+        "spool",
     )
 
     def __init__(self, root: Path) -> None:
@@ -83,6 +84,7 @@ class Layout:
         self.content = root / "content"
         self.lock = root / "lock"
         self.journal = root / "batch.journal"
+        self.spool = root / "batch.spool"
         self.quarantine = root / "quarantine"
         self.public_key = root / "agent.pub"
         self.retired_keys = root / "keys" / "retired"

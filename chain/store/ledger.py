@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -69,7 +70,7 @@ from ..verify.incremental import (
     record_append,
 )
 from .head import Head, recover, save_head
-from .journal import append_batch, roll_forward
+from .journal import Spool, append_spool, roll_forward
 from .keyfiles import finish_rotation
 
 _T = TypeVar("_T")
@@ -110,6 +111,27 @@ def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:
     except Malformed as exc:
         raise InputError(f"refusing to write an invalid entry: {exc.message}") from None
     return line
+
+
+#: Items add_stream checks, stores and signs at a time (its memory is about 3 KB an item).
+STREAM_CHUNK = 4096
+
+
+class Streamed(NamedTuple):
+    """What add_stream appended: ``entries`` entries from seq ``first``, chain bytes start..end."""
+
+    first: int
+    entries: int
+    start: int
+    end: int
+
+
+def _check_item(item: NewEntry, i: int, limit: int, allow_secret: bool) -> None:
+    try:
+        item.check(limit)
+        check_secrets(item, allow=allow_secret)
+    except InputError as exc:
+        raise type(exc)(f"batch item {i}: {exc.message}", hint=exc.hint) from None
 
 
 def _is_unicode(text: str) -> bool:
@@ -536,29 +558,84 @@ class Ledger:
             raise InputError("the batch is empty")
         limit = self.config.max_content_bytes
         for i, item in enumerate(items, 1):
-            try:
-                item.check(limit)
-                check_secrets(item, allow=allow_secret)
-            except InputError as exc:
-                raise type(exc)(f"batch item {i}: {exc.message}", hint=exc.hint) from None
+            _check_item(item, i, limit, allow_secret)
+        out: list[Appended] = []
+        self._append_stream(items, allow_secret, len(items), out, checked=True)
+        return out
+
+    def add_stream(
+        self, items: Iterable[NewEntry], *, allow_secret: bool = False, chunk: int = STREAM_CHUNK
+    ) -> Streamed:
+        """add_batch for a batch of any length, in memory bounded by ``chunk`` items.
+
+        All or nothing as add_batch is (FORMAT.md 8.2): the items are
+        checked ``chunk`` at a time as they come, each chunk's blobs stored,
+        its entries signed and their lines kept aside (a file beside the
+        journal once they pass SPOOL_MEMORY bytes); the chain is written
+        once every item has passed, through the journal. An item that fails
+        leaves the chain as it was; blobs of the chunks before it stay in
+        the packs as records no entry names, as after a crash.
+        """
+        return self._append_stream(items, allow_secret, chunk, None, checked=False)
+
+    def _append_stream(
+        self,
+        items: Iterable[NewEntry],
+        allow_secret: bool,
+        chunk: int,
+        out: list[Appended] | None,
+        *,
+        checked: bool,
+    ) -> Streamed:
+        limit = self.config.max_content_bytes
         signer = self.signer()
         with self.locked() as (fd, head):
             signer = self.check_signer(signer, head)
-            hashes = self._content(self.store.put_batch, [item.content for item in items])
             ts = self.next_ts(head)
-            lines = []
-            made = []
-            shadow = Head(size=head.size, hash=head.hash, key=head.key)
-            for item, content_hash in zip(items, hashes, strict=True):
-                obj = self._entry(shadow, item, content_hash, ts)
-                line = self_checked(obj, signer)
-                lines.append(line)
-                shadow.size += 1
-                shadow.hash = b3(line)
-                made.append((obj, shadow.hash))
-            self._content(self.store.sync)
-            append_batch(self.layout, fd, head.offset, lines)
-            return self._advance(head, lines, made)
+            shadow = Head(
+                size=head.size,
+                offset=head.offset,
+                last_offset=head.last_offset,
+                hash=head.hash,
+                ts=head.ts,
+                key=head.key,
+                chain_id=head.chain_id,
+                frontier=head.frontier.copy(),
+            )
+            spool = Spool(self.layout.spool)
+            try:
+                it = iter(items)
+                while batch := list(itertools.islice(it, chunk)):
+                    if not checked:
+                        for i, item in enumerate(batch, shadow.size - head.size + 1):
+                            _check_item(item, i, limit, allow_secret)
+                    hashes = self._content(self.store.put_batch, [i.content for i in batch])
+                    for item, content_hash in zip(batch, hashes, strict=True):
+                        obj = self._entry(shadow, item, content_hash, ts)
+                        line = self_checked(obj, signer)
+                        digest = b3(line)
+                        spool.write(line + b"\n")
+                        shadow.last_offset = shadow.offset
+                        shadow.offset += len(line) + 1
+                        shadow.size += 1
+                        shadow.hash = digest
+                        shadow.frontier.append(BLAKE3.leaf(line))
+                        shadow.ts = obj["ts"]
+                        if out is not None:
+                            out.append(
+                                Appended(obj["seq"], digest, obj["ts"], obj["content"], line)
+                            )
+                if shadow.size == head.size:
+                    raise InputError("the batch is empty")
+                self._content(self.store.sync)
+                append_spool(self.layout, fd, head.offset, spool)
+            finally:
+                spool.close()
+            done = Streamed(head.size, shadow.size - head.size, head.offset, shadow.offset)
+            for name in ("size", "offset", "last_offset", "hash", "ts", "frontier"):
+                setattr(head, name, getattr(shadow, name))
+            save_head(self.layout, head)
+            return done
 
     # -- reading --------------------------------------------------------
 
