@@ -60,6 +60,11 @@ class TreeHash:
     def node(self, left: bytes, right: bytes) -> bytes:
         return self._h(b"\x01" + left + right)
 
+    def parents(self, level: Sequence[bytes]) -> list[bytes]:
+        """node() of each pair of an even-length level, in one loop (a tree's next level)."""
+        h = self._h
+        return [h(b"\x01" + level[j] + level[j + 1]) for j in range(0, len(level), 2)]
+
 
 def _blake3(data: bytes) -> bytes:
     return blake3.blake3(data).digest()
@@ -153,7 +158,6 @@ def perfect_subtrees(
     process merges a few roots).
     """
     out: list[tuple[int, bytes]] = []
-    node = hasher.node
     i, n = 0, len(leaf_hashes)
     while i < n:
         at = first + i
@@ -162,7 +166,7 @@ def perfect_subtrees(
             height -= 1
         level = list(leaf_hashes[i : i + (1 << height)])
         while len(level) > 1:
-            level = [node(level[j], level[j + 1]) for j in range(0, len(level), 2)]
+            level = hasher.parents(level)
         out.append((height, level[0]))
         i += 1 << height
     return out
