@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from memory_chain.chain.format.patterns import lazy
+
 from .budget import pack
 from .db import Index, not_superseded, visible
 from .settings import DAY_US, Weights
@@ -53,7 +55,7 @@ MAX_TERMS: Final = 32
 #: Longer words are cut to this many characters.
 MAX_TERM_CHARS: Final = 64
 
-_WORD = re.compile(r"\w+")
+_WORD = lazy(r"\w+")
 
 #: English words that carry no subject of their own (issue 25: a question's
 #: "what", "did", "the" matched every memory and drowned its content words).
@@ -104,7 +106,7 @@ def fts_query(text: str) -> str | None:
 
 
 #: Words that say the question is about what is recent: only then does recency rank.
-_ASKS_RECENT: Final = re.compile(
+_ASKS_RECENT: Final = lazy(
     r"\b(?:latest|recent|recently|newest|last|current|currently|now|today|lately|"
     r"this (?:week|month|morning))\b",
     re.I,
@@ -285,7 +287,7 @@ def filters(
 LINK_FROM: Final = 3
 LINK_WEIGHT: Final = 0.3
 #: A name: a capitalised word (not the first of its sentence, not before a colon).
-_NAME: Final = re.compile(r"(?<=[^.!?:\s] )[A-Z][a-z]{2,}\b(?!:)")
+_NAME: Final = lazy(r"(?<=[^.!?:\s] )[A-Z][a-z]{2,}\b(?!:)")
 
 
 def _link_terms(query: str, texts: list[str]) -> list[str]:

@@ -35,11 +35,11 @@ as editable notes with their scope and line.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Final
 
+from memory_chain.chain.format.patterns import lazy
 from memory_chain.index.context import build_context
 from memory_chain.index.db import Index
 from memory_chain.index.integrity import Integrity
@@ -70,7 +70,7 @@ class Item:
     text: str = ""  # the memory's words, to show each memory once ("" for a notice)
 
 
-_CLOCK: Final = re.compile(r"^\d{1,2}:\d{2}\s+")
+_CLOCK: Final = lazy(r"^\d{1,2}:\d{2}\s+")
 
 
 def _same(text: str) -> str:

@@ -24,11 +24,12 @@ overlap by SIMILAR or more.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final, NamedTuple
+
+from memory_chain.chain.format.patterns import lazy
 
 __all__ = [
     "SIMILAR",
@@ -132,12 +133,12 @@ _NEGATION: Final = frozenset(
         "instead_of",
     ]
 )
-_CLAUSE: Final = re.compile(r"[,;:.!?]|\s-{1,2}\s|—|–")
-_WORD: Final = re.compile(r"[\w']+")
-_EMPHASIS: Final = re.compile(r"[*_`~]+")
-_KEY_VALUE: Final = re.compile(r"^([^:]{1,40}):\s+(\S.*)$")
-_NUMBER: Final = re.compile(r"[0-9](?:[\w.,/:-]*\w)?|\w*[0-9]\w*")
-_NAME: Final = re.compile(r"(?<![\w'.-])([A-Za-z0-9])(?![\w'-]|\.\w)")
+_CLAUSE: Final = lazy(r"[,;:.!?]|\s-{1,2}\s|—|–")
+_WORD: Final = lazy(r"[\w']+")
+_EMPHASIS: Final = lazy(r"[*_`~]+")
+_KEY_VALUE: Final = lazy(r"^([^:]{1,40}):\s+(\S.*)$")
+_NUMBER: Final = lazy(r"[0-9](?:[\w.,/:-]*\w)?|\w*[0-9]\w*")
+_NAME: Final = lazy(r"(?<![\w'.-])([A-Za-z0-9])(?![\w'-]|\.\w)")
 
 
 @lru_cache(maxsize=8192)

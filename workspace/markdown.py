@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Final, NamedTuple
 
+from memory_chain.chain.format.patterns import lazy
+
 __all__ = [
     "SECTIONS",
     "STALE_MARK",
@@ -60,15 +62,15 @@ STALE_MARK: Final = "[?]"
 #: Keys of the metadata comment, in the order they are written.
 META_ORDER: Final = ("added", "confirmed", "conf", "src", "from", "seq", "trust", "ok", "by", "h")
 
-_HEADING2: Final = re.compile(r" {0,3}##(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES: Final = re.compile(r"[ \t]+#+$")
-_BULLET: Final = re.compile(r"([-*+])([ \t]+)(.*)$")
-_FENCE: Final = re.compile(r" {0,3}(`{3,}|~{3,})")
-_NUMBERED: Final = re.compile(r" {0,3}[0-9]{1,9}[.)][ \t]+(\S.*?)[ \t]*$")
-_TABLE_ROW: Final = re.compile(r" {0,3}\|(.*)\|[ \t]*$")
-_TABLE_RULE: Final = re.compile(r"[ \t]*:?-+:?[ \t]*")
-_CHILD_MARK: Final = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])?[ \t]*")
-_META_TOKEN: Final = re.compile(r"([a-z][a-z0-9_-]*)=(\S*)")
+_HEADING2: Final = lazy(r" {0,3}##(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES: Final = lazy(r"[ \t]+#+$")
+_BULLET: Final = lazy(r"([-*+])([ \t]+)(.*)$")
+_FENCE: Final = lazy(r" {0,3}(`{3,}|~{3,})")
+_NUMBERED: Final = lazy(r" {0,3}[0-9]{1,9}[.)][ \t]+(\S.*?)[ \t]*$")
+_TABLE_ROW: Final = lazy(r" {0,3}\|(.*)\|[ \t]*$")
+_TABLE_RULE: Final = lazy(r"[ \t]*:?-+:?[ \t]*")
+_CHILD_MARK: Final = lazy(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])?[ \t]*")
+_META_TOKEN: Final = lazy(r"([a-z][a-z0-9_-]*)=(\S*)")
 #: First characters a heading, fence or bullet line can start with.
 _STRUCTURE: Final = frozenset(" #`~-*+")
 

@@ -30,11 +30,11 @@ an instruction; ``tool`` and ``quoted`` text is never injected.
 from __future__ import annotations
 
 import os
-import re
 from typing import Final, Literal
 
 from memory_chain.chain.format.entry import ORIGINS
 from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.patterns import lazy
 
 from .markdown import Entry, Meta
 
@@ -111,7 +111,7 @@ def terminal_origin() -> str:
     return "agent" if os.environ.get("CLAUDECODE") == "1" else "person"
 
 
-_DAILY_NAME: Final = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
+_DAILY_NAME: Final = lazy(r"\d{4}-\d{2}-\d{2}\.md")
 
 
 def injected(path: str) -> bool:

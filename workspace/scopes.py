@@ -23,11 +23,12 @@ Each scope root holds (specs/WORKSPACE.md section 2)::
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from memory_chain.chain.format.patterns import lazy
 
 __all__ = [
     "ENV_WORKSPACE",
@@ -46,8 +47,8 @@ PROJECT_DIR: Final = ".memory-chain"
 LOCAL_GITIGNORE: Final = "# memory-chain local scope: this machine only, never committed\n*\n"
 PROJECT_GITIGNORE: Final = "# memory-chain: the writers' lock file\n.memory-chain.lock\n"
 
-_DAILY: Final = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
-_EPISODES: Final = re.compile(r"\d{4}-\d{2}\.md")
+_DAILY: Final = lazy(r"\d{4}-\d{2}-\d{2}\.md")
+_EPISODES: Final = lazy(r"\d{4}-\d{2}\.md")
 
 
 def resolve_user_root(

@@ -23,7 +23,6 @@ A store is used by one thread; writers hold the ledger's lock.
 from __future__ import annotations
 
 import os
-import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Final
 from blake3 import blake3
 
 from ..format.fsutil import fsync_dir, write_all
+from ..format.patterns import lazy
 
 __all__ = ["ABSENT", "ALTERED", "PACK_MAGIC", "ContentStore", "Record", "scan_pack"]
 
@@ -48,9 +48,9 @@ HINT: Final = struct.Struct(">32sIQ")  # digest, pack number, record offset: 44 
 PACK_LIMIT: Final = 256 << 20
 #: Bytes read at a time when records are read in order.
 WINDOW: Final = 1 << 20
-_PACK_RE: Final = re.compile(r"([0-9]{8})\.pack")
-_LOOSE_DIR_RE: Final = re.compile(r"[0-9a-f]{2}")
-_LOOSE_RE: Final = re.compile(r"[0-9a-f]{62}")
+_PACK_RE: Final = lazy(r"([0-9]{8})\.pack")
+_LOOSE_DIR_RE: Final = lazy(r"[0-9a-f]{2}")
+_LOOSE_RE: Final = lazy(r"[0-9a-f]{62}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from typing import Any
 
 import blake3
 import orjson
+
+from .patterns import lazy
 
 __all__ = [
     "HASH_PREFIX",
@@ -33,7 +34,7 @@ __all__ = [
 
 HASH_PREFIX = "b3:"
 MAX_SAFE_INT = 2**53 - 1
-META_KEY_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+META_KEY_RE = lazy(r"[A-Za-z0-9_.:-]{1,64}")
 
 _SORT = orjson.OPT_SORT_KEYS
 
@@ -42,7 +43,7 @@ class ValueDomainError(ValueError):
     """A value cannot be signed: float, huge int, bad key, too deep."""
 
 
-_HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2})*")
+_HEX_RE = lazy(r"(?:[0-9a-fA-F]{2})*")
 
 
 def strict_hex(text: object) -> bytes | None:

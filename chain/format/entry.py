@@ -14,6 +14,7 @@ from typing import Any, Final, Literal, get_args
 import orjson
 
 from .canonical import MAX_SAFE_INT, ValueDomainError, canonical, check_value
+from .patterns import lazy
 
 __all__ = [
     "CONTENT_TYPES",
@@ -82,10 +83,10 @@ MAX_LINE_BYTES: Final = 8192
 MAX_META_BYTES: Final = 4096
 MAX_META_DEPTH: Final = 4
 
-HASH_RE: Final = re.compile(r"b3:[0-9a-f]{64}")
-KEY_RE: Final = re.compile(r"ed25519:[0-9a-f]{64}")
-SIG_RE: Final = re.compile(r"[0-9a-f]{128}")
-TS_RE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+HASH_RE: Final = lazy(r"b3:[0-9a-f]{64}")
+KEY_RE: Final = lazy(r"ed25519:[0-9a-f]{64}")
+SIG_RE: Final = lazy(r"[0-9a-f]{128}")
+TS_RE: Final = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
 def format_ts(micros: int) -> str:
@@ -297,7 +298,7 @@ def parse_line(line: bytes) -> ParsedEntry:
 #: The one byte layout an ordinary entry's canonical line can have (FORMAT.md 3.1, 3.2):
 #: the members in sorted order, the fixed-format values matched by length (their
 #: characters are checked after), meta as whatever lies between its neighbours.
-_ORDINARY: Final = re.compile(
+_ORDINARY: Final = lazy(
     (
         r'\{"content":"b3:(.{64})","importance":(?:100|[1-9]?[0-9]),"key":"ed25519:(.{64})",'
         r'"meta":(\{.*\}),"prev":"b3:(.{64})","seq":([1-9][0-9]{0,15}),"sig":"(.{128})",'

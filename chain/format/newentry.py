@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .canonical import ValueDomainError, canonical, check_value
 from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, ORIGINS, SOURCES, TIERS
 from .errors import InputError
+from .patterns import lazy
 
 __all__ = ["NewEntry", "check_content", "check_secrets"]
 
-_DAY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DAY: Final = lazy(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True, slots=True)

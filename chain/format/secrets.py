@@ -51,9 +51,10 @@ import binascii
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from .errors import InputError
+from .patterns import lazy
 
 __all__ = ["Finding", "SecretError", "check", "entropy", "scan"]
 
@@ -77,23 +78,10 @@ class Finding:
         return f"line {line}, column {column}"
 
 
-class _Lazy:
-    """A pattern compiled on first use: the module's hundred or so patterns took 17 ms to
-    compile at import, paid by every command that imports the writer (the session-start
-    hook among them) though only a write scans. After the first use of a method it is
-    this object's own attribute: no indirection is left on the scan's path."""
-
-    def __init__(self, pattern: str) -> None:
-        self._pattern = pattern
-
-    def __getattr__(self, name: str) -> Any:  # only for what is not yet an attribute
-        found = getattr(re.compile(self._pattern), name)
-        setattr(self, name, found)
-        return found
-
-
-def _rx(pattern: str) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _Lazy(pattern))
+#: Patterns are compiled at their first use: the module's hundred or so took 17 ms to
+#: compile at import, paid by every command that imports the writer (the session-start
+#: hook among them) though only a write scans.
+_rx = lazy
 
 
 def _words(text: str) -> list[str]:

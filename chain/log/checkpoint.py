@@ -22,12 +22,12 @@ are kept and ignored.
 from __future__ import annotations
 
 import base64
-import re
 from dataclasses import dataclass, field
 
 from ..format.canonical import strict_base64
 from ..format.entry import HASH_RE
 from ..format.keys import KEY_PREFIX, Signer
+from ..format.patterns import lazy
 
 __all__ = [
     "ORIGIN_PREFIX",
@@ -43,8 +43,8 @@ __all__ = [
 ORIGIN_PREFIX = "memory-chain/"
 _SIG_PREFIX = "\u2014 "
 _ED25519 = b"\x01"
-_SIZE_RE = re.compile(r"0|[1-9][0-9]{0,19}")
-_NAME_RE = re.compile(r"[^\s+]+")
+_SIZE_RE = lazy(r"0|[1-9][0-9]{0,19}")
+_NAME_RE = lazy(r"[^\s+]+")
 MAX_NOTE_BYTES = 1 << 16
 
 
