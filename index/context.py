@@ -21,8 +21,9 @@ accessed memories, and with a query the candidates of search's ranking
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+from memory_chain.chain.format.values import Record, Value
 
 from .db import Index
 from .integrity import Integrity
@@ -44,23 +45,48 @@ _IDENTITY: Final = "m.type = 'identity'"
 _DECISION: Final = "m.tier = 'committed' AND m.type IN ('decision', 'commitment')"
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(Value):
+    __slots__ = ("hit", "line", "section", "tokens")
     section: str
     hit: Hit
     line: str
     tokens: int
 
+    def __init__(self, section: str, hit: Hit, line: str, tokens: int) -> None:
+        set_ = object.__setattr__
+        set_(self, "section", section)
+        set_(self, "hit", hit)
+        set_(self, "line", line)
+        set_(self, "tokens", tokens)
 
-@dataclass(slots=True)
-class Context:
+
+class Context(Record):
+    __slots__ = ("agent", "budget", "header", "integrity", "items", "used", "withheld")
     integrity: Integrity
     agent: str | None
     budget: int
     header: str
-    items: list[Item] = field(default_factory=list)
-    used: int = 0
-    withheld: int = 0  # chain memories from tools or quoted text: never injected
+    items: list[Item]
+    used: int
+    withheld: int  # chain memories from tools or quoted text: never injected
+
+    def __init__(
+        self,
+        integrity: Integrity,
+        agent: str | None,
+        budget: int,
+        header: str,
+        items: list[Item] | None = None,
+        used: int = 0,
+        withheld: int = 0,
+    ) -> None:
+        self.integrity = integrity
+        self.agent = agent
+        self.budget = budget
+        self.header = header
+        self.items = [] if items is None else items
+        self.used = used
+        self.withheld = withheld
 
     def markdown(self) -> str:
         out = [self.header]

@@ -10,8 +10,9 @@ write one hash of the chain file (specs/FORMAT.md 13.2, 13.5).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from memory_chain.chain.format.values import Value
 
 if TYPE_CHECKING:
     from memory_chain.chain.store.ledger import Ledger
@@ -27,8 +28,7 @@ def check_chain(ledger: Ledger) -> Report:
     return verify_ledger(ledger, incremental=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Integrity:
+class Integrity(Value):
     """What a reader of the index is told about the chain behind it.
 
     ``trusted_below``: only entries with a lower seq may be presented as
@@ -37,16 +37,53 @@ class Integrity:
     None when the chain was not checked.
     """
 
+    __slots__ = (
+        "chain_id",
+        "checked",
+        "checked_what",
+        "failure_seq",
+        "head",
+        "message",
+        "ok",
+        "reason",
+        "size",
+        "trusted_below",
+    )
     checked: bool
     ok: bool
     size: int
     head: str | None
     chain_id: str | None
     trusted_below: int | None
-    failure_seq: int | None = None
-    reason: str | None = None
-    message: str | None = None
-    checked_what: str | None = None  # Report.level() of a passing verify
+    failure_seq: int | None
+    reason: str | None
+    message: str | None
+    checked_what: str | None  # Report.level() of a passing verify
+
+    def __init__(
+        self,
+        checked: bool,
+        ok: bool,
+        size: int,
+        head: str | None,
+        chain_id: str | None,
+        trusted_below: int | None,
+        failure_seq: int | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+        checked_what: str | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "checked", checked)
+        set_(self, "ok", ok)
+        set_(self, "size", size)
+        set_(self, "head", head)
+        set_(self, "chain_id", chain_id)
+        set_(self, "trusted_below", trusted_below)
+        set_(self, "failure_seq", failure_seq)
+        set_(self, "reason", reason)
+        set_(self, "message", message)
+        set_(self, "checked_what", checked_what)
 
     def as_dict(self) -> dict[str, Any]:
         return {

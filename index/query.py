@@ -30,10 +30,10 @@ empty strings cannot raise a syntax error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Final
 
 from memory_chain.chain.format.patterns import lazy
+from memory_chain.chain.format.values import Record
 
 from .budget import pack
 from .db import Index, not_superseded, visible
@@ -129,10 +129,28 @@ def weights_for(query: str, given: Weights | None, default: Weights) -> Weights:
     return Weights(default.text, 0.0, default.importance, default.access)
 
 
-@dataclass(slots=True)
-class Hit:
+class Hit(Record):
     """One recalled memory with its score and the parts of it."""
 
+    __slots__ = (
+        "access_count",
+        "approved",
+        "content_hash",
+        "importance",
+        "origin",
+        "parts",
+        "score",
+        "seq",
+        "session",
+        "source",
+        "status",
+        "superseded_by",
+        "text",
+        "tier",
+        "tokens",
+        "ts",
+        "type",
+    )
     seq: int
     type: str
     tier: str
@@ -147,9 +165,47 @@ class Hit:
     access_count: int
     score: float
     parts: tuple[float, float, float, float]  # text, recency, importance, access
-    origin: str | None = None  # the signed ``origin`` member; None before provenance
-    approved: str | None = None  # the signed ``approved`` date, when a person approved it
-    superseded_by: int | None = None  # the seq of the entry that replaced this one
+    origin: str | None  # the signed ``origin`` member; None before provenance
+    approved: str | None  # the signed ``approved`` date, when a person approved it
+    superseded_by: int | None  # the seq of the entry that replaced this one
+
+    def __init__(
+        self,
+        seq: int,
+        type: str,
+        tier: str,
+        source: str,
+        ts: str,
+        importance: int,
+        status: str,
+        session: str | None,
+        content_hash: str,
+        text: str,
+        tokens: int,
+        access_count: int,
+        score: float,
+        parts: tuple[float, float, float, float],
+        origin: str | None = None,
+        approved: str | None = None,
+        superseded_by: int | None = None,
+    ) -> None:
+        self.seq = seq
+        self.type = type
+        self.tier = tier
+        self.source = source
+        self.ts = ts
+        self.importance = importance
+        self.status = status
+        self.session = session
+        self.content_hash = content_hash
+        self.text = text
+        self.tokens = tokens
+        self.access_count = access_count
+        self.score = score
+        self.parts = parts
+        self.origin = origin
+        self.approved = approved
+        self.superseded_by = superseded_by
 
     @property
     def role(self) -> str:

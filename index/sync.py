@@ -27,7 +27,6 @@ import sqlite3
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,6 +36,7 @@ from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 from memory_chain.chain.format.progress import track
+from memory_chain.chain.format.values import Record, Value
 
 if TYPE_CHECKING:
     from memory_chain.chain.content.store import ContentStore
@@ -135,25 +135,52 @@ def ts_micros(ts: str) -> int:
 _MICRO: Final = datetime.resolution
 
 
-@dataclass(slots=True)
-class State:
+class State(Record):
     """The ``state`` row: how far into chain.jsonl the index has read."""
 
-    size: int = 0  # entries read (the next seq)
-    offset: int = 0  # bytes of chain.jsonl read
-    last_offset: int = 0  # where the last line read starts
-    head: str | None = None  # b3 of that line
-    chain_id: str | None = None
-    agent: str | None = None  # the genesis name
-    built_at: int | None = None  # when the index was last built from scratch (µs)
+    __slots__ = ("agent", "built_at", "chain_id", "head", "last_offset", "offset", "size")
+    size: int  # entries read (the next seq)
+    offset: int  # bytes of chain.jsonl read
+    last_offset: int  # where the last line read starts
+    head: str | None  # b3 of that line
+    chain_id: str | None
+    agent: str | None  # the genesis name
+    built_at: int | None  # when the index was last built from scratch (µs)
+
+    def __init__(
+        self,
+        size: int = 0,
+        offset: int = 0,
+        last_offset: int = 0,
+        head: str | None = None,
+        chain_id: str | None = None,
+        agent: str | None = None,
+        built_at: int | None = None,
+    ) -> None:
+        self.size = size
+        self.offset = offset
+        self.last_offset = last_offset
+        self.head = head
+        self.chain_id = chain_id
+        self.agent = agent
+        self.built_at = built_at
 
 
-@dataclass(frozen=True, slots=True)
-class SyncResult:
+class SyncResult(Value):
+    __slots__ = ("added", "purged", "reason", "rebuilt")
     added: int  # entries read by this sync
     rebuilt: bool
-    reason: str | None = None  # why it rebuilt
-    purged: int = 0  # indexed texts removed because their entry was redacted
+    reason: str | None  # why it rebuilt
+    purged: int  # indexed texts removed because their entry was redacted
+
+    def __init__(
+        self, added: int, rebuilt: bool, reason: str | None = None, purged: int = 0
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "added", added)
+        set_(self, "rebuilt", rebuilt)
+        set_(self, "reason", reason)
+        set_(self, "purged", purged)
 
 
 def read_state(conn: sqlite3.Connection) -> State | None:

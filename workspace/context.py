@@ -35,11 +35,11 @@ as editable notes with their scope and line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Final
 
 from memory_chain.chain.format.patterns import lazy
+from memory_chain.chain.format.values import Record, Value
 from memory_chain.index.context import build_context
 from memory_chain.index.db import Index
 from memory_chain.index.integrity import Integrity
@@ -61,13 +61,23 @@ DEFAULT_BUDGET: Final = 2000
 _RANK: Final = {s.casefold(): i for i, s in enumerate(SECTIONS[:-1])}
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(Value):
+    __slots__ = ("group", "line", "source", "sub", "text")
     group: str
     sub: str | None  # a ### heading inside the group, if any
     line: str
     source: dict[str, Any]
-    text: str = ""  # the memory's words, to show each memory once ("" for a notice)
+    text: str  # the memory's words, to show each memory once ("" for a notice)
+
+    def __init__(
+        self, group: str, sub: str | None, line: str, source: dict[str, Any], text: str = ""
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "group", group)
+        set_(self, "sub", sub)
+        set_(self, "line", line)
+        set_(self, "source", source)
+        set_(self, "text", text)
 
 
 _CLOCK: Final = lazy(r"^\d{1,2}:\d{2}\s+")
@@ -94,17 +104,49 @@ def _once(groups: dict[str, list[Item]], best_first: tuple[str, ...]) -> None:
         groups[name] = kept
 
 
-@dataclass(slots=True)
-class SessionContext:
+class SessionContext(Record):
+    __slots__ = (
+        "agent",
+        "budget",
+        "capped",
+        "char_cap",
+        "header",
+        "integrity",
+        "intros",
+        "items",
+        "skipped",
+    )
     integrity: Integrity
     agent: str | None
     budget: int
     char_cap: int
     header: str
-    items: list[Item] = field(default_factory=list)
-    intros: dict[str, str] = field(default_factory=dict)
-    skipped: int = 0
-    capped: bool = False
+    items: list[Item]
+    intros: dict[str, str]
+    skipped: int
+    capped: bool
+
+    def __init__(
+        self,
+        integrity: Integrity,
+        agent: str | None,
+        budget: int,
+        char_cap: int,
+        header: str,
+        items: list[Item] | None = None,
+        intros: dict[str, str] | None = None,
+        skipped: int = 0,
+        capped: bool = False,
+    ) -> None:
+        self.integrity = integrity
+        self.agent = agent
+        self.budget = budget
+        self.char_cap = char_cap
+        self.header = header
+        self.items = [] if items is None else items
+        self.intros = {} if intros is None else intros
+        self.skipped = skipped
+        self.capped = capped
 
     def markdown(self) -> str:
         out = [self.header]

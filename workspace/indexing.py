@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from memory_chain.chain.format.values import Value
 from memory_chain.index.sync import estimate_tokens, write_transaction
 
 from .scopes import Scope, Workspace
@@ -33,11 +33,17 @@ __all__ = ["WsSync", "file_problem", "in_roots", "roots", "sync_workspace"]
 MAX_INDEXED_BYTES: Final = 4 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class WsSync:
+class WsSync(Value):
+    __slots__ = ("files", "parsed", "removed")
     files: int  # files in the scopes
     parsed: int  # files read again
     removed: int  # files gone since the last sync
+
+    def __init__(self, files: int, parsed: int, removed: int) -> None:
+        set_ = object.__setattr__
+        set_(self, "files", files)
+        set_(self, "parsed", parsed)
+        set_(self, "removed", removed)
 
 
 def roots(workspace: Workspace) -> list[str]:

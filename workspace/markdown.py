@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import date
 from typing import Final, NamedTuple
 
 from memory_chain.chain.format.patterns import lazy
+from memory_chain.chain.format.values import Record
 
 __all__ = [
     "SECTIONS",
@@ -208,14 +208,22 @@ class Entry(NamedTuple):
         return self.start + 1
 
 
-@dataclass(slots=True)
-class Section:
+class Section(Record):
     """A ``## Title`` heading and the lines up to the next one ([start, end))."""
 
+    __slots__ = ("end", "entries", "start", "title")
     title: str
     start: int  # the heading line
     end: int
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[Entry]
+
+    def __init__(
+        self, title: str, start: int, end: int, entries: list[Entry] | None = None
+    ) -> None:
+        self.title = title
+        self.start = start
+        self.end = end
+        self.entries = [] if entries is None else entries
 
 
 def _entry_from(

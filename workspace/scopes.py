@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from memory_chain.chain.format.patterns import lazy
+from memory_chain.chain.format.values import Value
 
 __all__ = [
     "ENV_WORKSPACE",
@@ -98,12 +98,17 @@ def find_project(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(Value):
     """One scope root and the paths inside it."""
 
+    __slots__ = ("name", "root")
     name: str
     root: Path
+
+    def __init__(self, name: str, root: Path) -> None:
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "root", root)
 
     @property
     def memory_md(self) -> Path:

@@ -25,13 +25,13 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Final
 
 from blake3 import blake3
 
 from ..format.fsutil import fsync_dir, write_all
 from ..format.patterns import lazy
+from ..format.values import Value
 
 __all__ = ["ABSENT", "ALTERED", "PACK_MAGIC", "ContentStore", "Record", "scan_pack"]
 
@@ -53,16 +53,27 @@ _LOOSE_DIR_RE: Final = lazy(r"[0-9a-f]{2}")
 _LOOSE_RE: Final = lazy(r"[0-9a-f]{62}")
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(Value):
     """One record of a pack: where it is and what it holds."""
 
+    __slots__ = ("digest", "live", "offset", "pack", "size", "sound")
     pack: int
     offset: int
     digest: bytes
     size: int
     live: bool
-    sound: bool = True  # False: live, framed, but its bytes no longer hash to its digest
+    sound: bool  # False: live, framed, but its bytes no longer hash to its digest
+
+    def __init__(
+        self, pack: int, offset: int, digest: bytes, size: int, live: bool, sound: bool = True
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "pack", pack)
+        set_(self, "offset", offset)
+        set_(self, "digest", digest)
+        set_(self, "size", size)
+        set_(self, "live", live)
+        set_(self, "sound", sound)
 
 
 def _valid(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal, get_args
 
@@ -15,6 +14,7 @@ import orjson
 
 from .canonical import MAX_SAFE_INT, ValueDomainError, canonical, check_value
 from .patterns import lazy
+from .values import Value
 
 __all__ = [
     "CONTENT_TYPES",
@@ -128,12 +128,17 @@ class Malformed(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedEntry:
+class ParsedEntry(Value):
     """A line that passed steps 1-3: well framed, well typed, canonical."""
 
+    __slots__ = ("line", "obj")
     obj: dict[str, Any]
     line: bytes  # without the trailing newline
+
+    def __init__(self, obj: dict[str, Any], line: bytes) -> None:
+        set_ = object.__setattr__
+        set_(self, "obj", obj)
+        set_(self, "line", line)
 
     @property
     def seq(self) -> int:

@@ -367,12 +367,16 @@ def _extend(report: Report, man: Manifest, c: _Contents, checkpoints: int) -> Ar
 # -- partial exports ----------------------------------------------------------
 
 
-@dataclass(slots=True)
 class _RangeState(ChainState):
     """ChainState for lines first..last, given what the proofs established before first."""
 
+    __slots__ = ("later",)
     # target seq -> content hash, named by a proven redaction after the range
-    later: dict[int, str] = field(default_factory=dict)
+    later: dict[int, str]
+
+    def __init__(self, *, later: dict[int, str] | None = None, **state: Any) -> None:
+        super().__init__(**state)
+        self.later = {} if later is None else later
 
     def finish(self, failure: Failure | None = None) -> Failure | None:
         if failure is None:

@@ -24,7 +24,6 @@ import fcntl
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,6 +31,7 @@ import orjson
 
 from ..format.errors import IntegrityError, OperationalError
 from ..format.fsutil import replace_file
+from ..format.values import Value
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
 
 __all__ = ["WITNESS_FORMAT", "Witness", "Witnessed"]
@@ -39,13 +39,19 @@ __all__ = ["WITNESS_FORMAT", "Witness", "Witnessed"]
 WITNESS_FORMAT: Final = "memory-chain-witness/1"
 
 
-@dataclass(frozen=True, slots=True)
-class Witnessed:
+class Witnessed(Value):
     """What the witness remembers of one chain."""
 
+    __slots__ = ("chain_id", "checkpoint", "seen")
     chain_id: str
     checkpoint: Checkpoint
     seen: str
+
+    def __init__(self, chain_id: str, checkpoint: Checkpoint, seen: str) -> None:
+        set_ = object.__setattr__
+        set_(self, "chain_id", chain_id)
+        set_(self, "checkpoint", checkpoint)
+        set_(self, "seen", seen)
 
     @property
     def size(self) -> int:

@@ -21,7 +21,6 @@ import contextlib
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -31,6 +30,7 @@ from ..format.config import Layout
 from ..format.entry import MAX_LINE_BYTES
 from ..format.errors import ChainStateError, IntegrityError, OperationalError
 from ..format.fsutil import fsync_dir
+from ..format.values import Record
 from ..log.merkle import BLAKE3, Frontier
 from ..verify.lines import ChainState, LineResult, check_line
 
@@ -41,17 +41,37 @@ class TornTailWarning(UserWarning):
     """An unterminated last line was moved to quarantine."""
 
 
-@dataclass(slots=True)
-class Head:
-    size: int = 0  # number of entries
-    offset: int = 0  # byte length of chain.jsonl covered
-    last_offset: int = 0  # where the last line starts
-    hash: str | None = None  # b3 of the last line
-    ts: str = ""
-    key: str | None = None  # current signing key
-    chain_id: str | None = None
+class Head(Record):
+    __slots__ = ("chain_id", "frontier", "hash", "key", "last_offset", "offset", "size", "ts")
+    size: int  # number of entries
+    offset: int  # byte length of chain.jsonl covered
+    last_offset: int  # where the last line starts
+    hash: str | None  # b3 of the last line
+    ts: str
+    key: str | None  # current signing key
+    chain_id: str | None
     # The Merkle frontier of the first ``size`` entries (merkle.Frontier).
-    frontier: Frontier = field(default_factory=lambda: Frontier(BLAKE3))
+    frontier: Frontier
+
+    def __init__(
+        self,
+        size: int = 0,
+        offset: int = 0,
+        last_offset: int = 0,
+        hash: str | None = None,
+        ts: str = "",
+        key: str | None = None,
+        chain_id: str | None = None,
+        frontier: Frontier | None = None,
+    ) -> None:
+        self.size = size
+        self.offset = offset
+        self.last_offset = last_offset
+        self.hash = hash
+        self.ts = ts
+        self.key = key
+        self.chain_id = chain_id
+        self.frontier = (lambda: Frontier(BLAKE3))() if frontier is None else frontier
 
     def as_dict(self) -> dict[str, object]:
         # Not dataclasses.asdict: that deep-copies, and this is on the add path.

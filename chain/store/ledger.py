@@ -23,7 +23,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -60,6 +59,7 @@ from ..format.keys import (
     write_public_key_file,
 )
 from ..format.newentry import NewEntry, check_secrets
+from ..format.values import Value
 from ..log.merkle import BLAKE3
 from ..log.witness import Witness
 from ..verify.incremental import (
@@ -85,15 +85,23 @@ def system_clock() -> int:
     return time.time_ns() // 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Appended:
+class Appended(Value):
     """What an add returns: the entry as written."""
 
+    __slots__ = ("content", "hash", "line", "seq", "ts")
     seq: int
     hash: str
     ts: str
     content: str | None
     line: bytes
+
+    def __init__(self, seq: int, hash: str, ts: str, content: str | None, line: bytes) -> None:
+        set_ = object.__setattr__
+        set_(self, "seq", seq)
+        set_(self, "hash", hash)
+        set_(self, "ts", ts)
+        set_(self, "content", content)
+        set_(self, "line", line)
 
 
 def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:

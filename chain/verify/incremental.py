@@ -32,7 +32,6 @@ import fcntl
 import mmap
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,6 +39,7 @@ import orjson
 
 from ..format.canonical import b3
 from ..format.fsutil import replace_file
+from ..format.values import Record
 from ..log.merkle import BLAKE3, Frontier
 from .column import Column
 from .lines import ChainState, Failure
@@ -74,10 +74,10 @@ MAX_FLAGGED: Final = 4096
 CHUNK: Final = 1 << 20
 
 
-@dataclass(slots=True)
-class Verified:
+class Verified(Record):
     """A saved verification: the state after ``offset`` bytes of the chain."""
 
+    __slots__ = ("chain", "checked", "chunks", "files", "offset", "packs", "state")
     offset: int
     chunks: list[str]  # b3 of each CHUNK of chain.jsonl[0:offset], the last one partial
     state: ChainState
@@ -85,9 +85,27 @@ class Verified:
     packs: list[Seen]  # the content packs as they were when their records had been hashed
     #: chain.jsonl's identity (identity()) when its bytes [0:offset] were known to be
     #: those verified; None in a revision 2 file
-    chain: list[int] | None = None
+    chain: list[int] | None
     #: the identities of the body files as read (a save appends to them only if unchanged)
-    files: list[list[int] | None] | None = None
+    files: list[list[int] | None] | None
+
+    def __init__(
+        self,
+        offset: int,
+        chunks: list[str],
+        state: ChainState,
+        checked: set[str],
+        packs: list[Seen],
+        chain: list[int] | None = None,
+        files: list[list[int] | None] | None = None,
+    ) -> None:
+        self.offset = offset
+        self.chunks = chunks
+        self.state = state
+        self.checked = checked
+        self.packs = packs
+        self.chain = chain
+        self.files = files
 
 
 def cache_path(state_dir: Path, chain_id: str) -> Path:

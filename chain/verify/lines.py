@@ -44,7 +44,7 @@ Steps 1-3, 8, 9 (signatures) and 10 (hashing) look at one line alone
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from blake3 import blake3 as _blake3
@@ -61,6 +61,7 @@ from ..format.entry import (
     signing_message_of_line,
 )
 from ..format.keys import failed_signatures
+from ..format.values import Record, Value
 from ..log.checkpoint import Checkpoint, origin_of
 from ..log.merkle import BLAKE3, Frontier, perfect_subtrees
 
@@ -111,14 +112,21 @@ Blobs = BlobSource | BlobGetter
 BLOB_NONE, BLOB_OK, BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE = range(5)
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(Value):
     """The first thing that did not verify."""
 
+    __slots__ = ("message", "reason", "seq", "step")
     seq: int
     step: int
     reason: str
     message: str
+
+    def __init__(self, seq: int, step: int, reason: str, message: str) -> None:
+        set_ = object.__setattr__
+        set_(self, "seq", seq)
+        set_(self, "step", step)
+        set_(self, "reason", reason)
+        set_(self, "message", message)
 
     def __str__(self) -> str:
         return f"seq {self.seq}: {self.message} (step {self.step}, {self.reason})"
@@ -482,31 +490,81 @@ def chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[list[bytes], byt
     yield chunk, tail
 
 
-@dataclass(slots=True)
-class ChainState:
+class ChainState(Record):
     """What the stateful steps carry from one entry to the next.
 
     Memory is 33 bytes per entry (a content digest and a flag byte), so
     that redactions of any earlier entry can be checked.
     """
 
-    size: int = 0
-    head: str | None = None  # hash of the last line
-    ts: str = ""
-    key: str | None = None  # the current signing key
-    chain_id: str | None = None
+    __slots__ = (
+        "chain_id",
+        "checkpoints",
+        "digests",
+        "flags",
+        "frontier",
+        "genesis_key",
+        "head",
+        "key",
+        "keys",
+        "pending",
+        "pinned_chain_id",
+        "size",
+        "trusted_key",
+        "trusted_seen",
+        "ts",
+    )
+    size: int
+    head: str | None  # hash of the last line
+    ts: str
+    key: str | None  # the current signing key
+    chain_id: str | None
     #: bytearray, or a Column read from the verification cache (column.py)
-    digests: bytearray | Column = field(default_factory=bytearray)
-    flags: bytearray | Column = field(default_factory=bytearray)
-    pending: dict[int, str] = field(default_factory=dict)  # seq -> missing blob
-    trusted_key: str | None = None  # pin: the genesis key or a rotated-to key
-    pinned_chain_id: str | None = None
-    genesis_key: str | None = None
-    trusted_seen: bool = False
-    keys: list[str] = field(default_factory=list)  # the genesis key, then each rotated-to key
-    frontier: Frontier = field(default_factory=lambda: Frontier(BLAKE3))
+    digests: bytearray | Column
+    flags: bytearray | Column
+    pending: dict[int, str]  # seq -> missing blob
+    trusted_key: str | None  # pin: the genesis key or a rotated-to key
+    pinned_chain_id: str | None
+    genesis_key: str | None
+    trusted_seen: bool
+    keys: list[str]  # the genesis key, then each rotated-to key
+    frontier: Frontier
     # Step 13: tree size -> the checkpoint that commits to the root of that size.
-    checkpoints: dict[int, list[Checkpoint]] = field(default_factory=dict)
+    checkpoints: dict[int, list[Checkpoint]]
+
+    def __init__(
+        self,
+        size: int = 0,
+        head: str | None = None,
+        ts: str = "",
+        key: str | None = None,
+        chain_id: str | None = None,
+        digests: bytearray | Column | None = None,
+        flags: bytearray | Column | None = None,
+        pending: dict[int, str] | None = None,
+        trusted_key: str | None = None,
+        pinned_chain_id: str | None = None,
+        genesis_key: str | None = None,
+        trusted_seen: bool = False,
+        keys: list[str] | None = None,
+        frontier: Frontier | None = None,
+        checkpoints: dict[int, list[Checkpoint]] | None = None,
+    ) -> None:
+        self.size = size
+        self.head = head
+        self.ts = ts
+        self.key = key
+        self.chain_id = chain_id
+        self.digests = bytearray() if digests is None else digests
+        self.flags = bytearray() if flags is None else flags
+        self.pending = {} if pending is None else pending
+        self.trusted_key = trusted_key
+        self.pinned_chain_id = pinned_chain_id
+        self.genesis_key = genesis_key
+        self.trusted_seen = trusted_seen
+        self.keys = [] if keys is None else keys
+        self.frontier = (lambda: Frontier(BLAKE3))() if frontier is None else frontier
+        self.checkpoints = {} if checkpoints is None else checkpoints
 
     def apply(self, r: LineResult | Run) -> Failure | None:
         """Apply steps 4-11 (and 13) for the line at position ``self.size``, or a Run from it."""

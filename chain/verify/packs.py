@@ -28,12 +28,12 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from blake3 import blake3
 
 from ..content.store import ContentStore
+from ..format.values import Record, Value
 
 __all__ = ["Comparison", "Seen", "compare", "rescan", "snapshot"]
 
@@ -41,14 +41,21 @@ __all__ = ["Comparison", "Seen", "compare", "rescan", "snapshot"]
 Ident = tuple[int, int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Seen:
+class Seen(Value):
     """One pack as a verify left it: ``size`` bytes whose BLAKE3 is ``digest``."""
 
+    __slots__ = ("digest", "ident", "number", "size")
     number: int
     size: int
     digest: str
     ident: Ident
+
+    def __init__(self, number: int, size: int, digest: str, ident: Ident) -> None:
+        set_ = object.__setattr__
+        set_(self, "number", number)
+        set_(self, "size", size)
+        set_(self, "digest", digest)
+        set_(self, "ident", ident)
 
     def as_list(self) -> list[object]:
         return [self.number, self.size, self.digest, list(self.ident)]
@@ -61,16 +68,26 @@ class Seen:
         return cls(int(number), int(size), str(digest), (a, b, c, d))
 
 
-@dataclass(slots=True)
-class Comparison:
+class Comparison(Record):
     """What became of the packs a verify saw."""
 
+    __slots__ = ("changed", "loose", "same")
     #: Packs whose covered bytes are unchanged, each with a hasher at the end of them.
-    same: dict[int, tuple[Seen, blake3 | None]] = field(default_factory=dict)
+    same: dict[int, tuple[Seen, blake3 | None]]
     #: Packs gone, cut or altered since (their numbers).
-    changed: list[int] = field(default_factory=list)
+    changed: list[int]
     #: True when loose blobs (the layout before packs) are present: they have no identity.
-    loose: bool = False
+    loose: bool
+
+    def __init__(
+        self,
+        same: dict[int, tuple[Seen, blake3 | None]] | None = None,
+        changed: list[int] | None = None,
+        loose: bool = False,
+    ) -> None:
+        self.same = {} if same is None else same
+        self.changed = [] if changed is None else changed
+        self.loose = loose
 
     @property
     def intact(self) -> bool:
