@@ -219,6 +219,15 @@ def _pinned(db: Database) -> None:
     )
 
 
+def _ws_merged(db: Database) -> None:
+    """The session start's merge of MEMORY.md entries across scopes, kept for the next one
+    while the entries and the code that merges them are the same (workspace/context.py)."""
+    db.execute(
+        "CREATE TABLE ws_merged (id INTEGER PRIMARY KEY CHECK (id = 1), digest TEXT NOT NULL, "
+        "clashed BLOB NOT NULL)"
+    )
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -233,6 +242,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0009_time", _time),
     ("0010_vector_keys", _vector_keys),
     ("0011_pinned", _pinned),
+    ("0012_ws_merged", _ws_merged),
 )
 
 

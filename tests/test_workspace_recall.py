@@ -88,6 +88,35 @@ def test_context_merges_scopes_local_over_project_over_user(ledger: Ledger, ws: 
     assert "_Editable notes from MEMORY.md" in text
 
 
+def test_the_merge_of_the_scopes_is_kept_while_nothing_changes(
+    ledger: Ledger, ws: Workspace
+) -> None:
+    """The next session start takes the last merge as it was (INDEX.md, ws_merged); an edit
+    to an entry, or a kept row that does not fit, makes it merge again."""
+    ops.remember(ws.scope("user"), "Timezone: UTC", section="User Preferences")
+    ops.remember(ws.scope("local"), "Timezone: Europe/Paris", section="User Preferences")
+    ops.remember(ws.scope("user"), "Prefers short answers", section="User Preferences")
+    first = _ctx(ledger, ws)
+    with Index.open(ledger.layout.root) as index:
+        digest, clashed = index.conn.execute("SELECT digest, clashed FROM ws_merged").fetchone()
+    assert 1 == sum(clashed)  # the user scope's timezone
+    assert first == _ctx(ledger, ws)  # merged from the kept row
+    with Index.open(ledger.layout.root) as index:  # a kept row that is not this merge's
+        index.conn.execute("UPDATE ws_merged SET clashed = ?", (bytes(len(clashed)),))
+    assert "Timezone: UTC" in _ctx(ledger, ws)  # it is taken as kept: same digest...
+    with Index.open(ledger.layout.root) as index:
+        index.conn.execute("UPDATE ws_merged SET clashed = ?", (b"\x00",))
+    assert first == _ctx(ledger, ws)  # ...but one of another length is not
+    local = ws.scope("local").memory_md
+    local.write_text(local.read_text().replace("Europe/Paris", "Asia/Tokyo"))
+    text = _ctx(ledger, ws)
+    assert "Timezone: Asia/Tokyo (local:" in text and "Timezone: UTC" not in text
+    with Index.open(ledger.layout.root) as index:
+        assert digest != index.conn.execute("SELECT digest FROM ws_merged").fetchone()[0]
+        index.conn.execute("DROP TABLE ws_merged")  # an index that cannot keep it
+    assert text == _ctx(ledger, ws)
+
+
 def test_untrusted_entries_are_listed_never_injected(ledger: Ledger, ws: Workspace) -> None:
     """An entry whose source was a tool or the web shows up only as 'present'."""
     user = ws.scope("user")

@@ -35,6 +35,8 @@ as editable notes with their scope and line.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from datetime import date, timedelta
 from typing import Any, Final
 
@@ -46,6 +48,7 @@ from memory_chain.index.integrity import Integrity
 from memory_chain.index.settings import Weights
 from memory_chain.index.sync import estimate_tokens
 
+from . import dedup as dedup_module
 from .dedup import Merger, keywords
 from .indexing import in_roots, sync_workspace
 from .markdown import SECTIONS
@@ -227,25 +230,50 @@ def _memory_items(
     ).fetchall()
     precedence = {name: i for i, name in enumerate(reversed(SCOPES))}  # local 0, project 1, user 2
     rows.sort(key=lambda r: (precedence[r[0]], r[6], r[2]))
-    texts: dict[str, list[str]] = {}  # section -> its texts (for keyword rarity)
-    for r in rows:
-        texts.setdefault((r[1] or "Notes").casefold(), []).append(r[3])
-    mergers = {section: Merger(ts) for section, ts in texts.items()}  # one per section
+    # Which entries a higher scope's say again or contradict: the last session start's
+    # answer while the entries and this code are the same (INDEX.md, ws_merged), else
+    # worked out with a Merger per section and kept for the next.
+    digest = _merge_digest(rows)
+    clashed = _last_merge(index, digest, len(rows))
+    found = bytearray(len(rows))
+    mergers: dict[str, Merger] = {}
+    if clashed is None:
+        texts: dict[str, list[str]] = {}  # section -> its texts (for keyword rarity)
+        for r in rows:
+            texts.setdefault((r[1] or "Notes").casefold(), []).append(r[3])
+        mergers = {section: Merger(ts) for section, ts in texts.items()}  # one per section
     untrusted: list[tuple[str, str, int]] = []
     order: dict[str, int] = {}
     qwords = frozenset(w for w, _ in keywords(query)) if query else frozenset()
     chosen: list[tuple[str, int, int, Item]] = []
     notes: list[Item] = []
-    for scope, section, line, text, stale, is_untrusted, path, root, origin, ok, added in rows:
+    for i, (
+        scope,
+        section,
+        line,
+        text,
+        stale,
+        is_untrusted,
+        path,
+        root,
+        origin,
+        ok,
+        added,
+    ) in enumerate(rows):
         title = section or "Notes"
         said = role(origin, approved=bool(ok))
         if is_untrusted or said == "withheld":
             untrusted.append((scope, path[len(root) + 1 :], line))
             continue
-        merger = mergers[title.casefold()]
-        if merger.clash(text, other_than=scope) is not None:
-            continue  # a higher scope says the same, or the opposite: it wins
-        merger.add(text, scope)
+        if clashed is not None:
+            if clashed[i]:
+                continue
+        else:
+            merger = mergers[title.casefold()]
+            if merger.clash(text, other_than=scope) is not None:
+                found[i] = 1
+                continue  # a higher scope says the same, or the opposite: it wins
+            merger.add(text, scope)
         mark = "[?] " if stale else ""
         if said == "note":
             when = f" on {added}" if added else ""
@@ -270,7 +298,55 @@ def _memory_items(
         )
         chosen.append((title, -_relevance(text, qwords), len(chosen), item))
     chosen.sort(key=lambda c: (_section_rank(c[0]), order[c[0].casefold()], c[1], c[2]))
+    if clashed is None and digest is not None:
+        _keep_merge(index, digest, bytes(found))
     return [c[3] for c in chosen], notes, untrusted
+
+
+#: BLAKE3 of the source of the code that merges the scopes (dedup.py and this module).
+_merge_code: bytes | None = None
+
+
+def _merge_digest(rows: list[Any]) -> str | None:
+    """What a merge depends on: the code that merges and the entries, in order (or None
+    when it cannot be told, and the merge is not kept)."""
+    global _merge_code
+    from blake3 import blake3
+
+    try:
+        if _merge_code is None:
+            code = blake3()
+            for name in (dedup_module.__file__, __file__):
+                with open(name or "", "rb") as f:
+                    code.update(f.read())
+            _merge_code = code.digest()
+        import orjson
+
+        return "b3:" + blake3(_merge_code + orjson.dumps(rows)).hexdigest()
+    except (OSError, TypeError):  # no source at hand; a text orjson cannot encode
+        return None
+
+
+def _last_merge(index: Index, digest: str | None, count: int) -> bytes | None:
+    """The last merge's clashes (one byte an entry) if it had ``digest``."""
+    if digest is None:
+        return None
+    try:
+        row = index.conn.execute(
+            "SELECT clashed FROM ws_merged WHERE id = 1 AND digest = ?", (digest,)
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row is not None and len(row[0]) == count else None
+
+
+def _keep_merge(index: Index, digest: str, clashed: bytes) -> None:
+    """Keep a merge for the next session start (best effort: a read-only index is not)."""
+    with contextlib.suppress(sqlite3.Error):
+        index.conn.execute(
+            "INSERT OR REPLACE INTO ws_merged (id, digest, clashed) VALUES (1, ?, ?)",
+            (digest, clashed),
+        )
 
 
 def _daily_items(index: Index, workspace: Workspace, today: date) -> list[Item]:
