@@ -29,28 +29,28 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .types import (
-    Added,
-    ContentType,
-    Entry,
-    Found,
-    Origin,
-    Proof,
-    Recent,
-    Redacted,
-    Remembered,
-    Scope,
-    Source,
-    Tier,
-    Verified,
-    Waiting,
-)
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the shapes of results (plain dicts at run time): not on the hooks' path
     from memory_chain.chain.format.keys import PassphraseSource
     from memory_chain.chain.store.ledger import Ledger
     from memory_chain.index.db import Index
     from memory_chain.workspace.scopes import Workspace
+
+    from .types import (
+        Added,
+        ContentType,
+        Entry,
+        Found,
+        Origin,
+        Proof,
+        Recent,
+        Redacted,
+        Remembered,
+        Scope,
+        Source,
+        Tier,
+        Verified,
+        Waiting,
+    )
 
 __all__ = ["Memory"]
 
@@ -269,7 +269,8 @@ class Memory:
             )
         )
         assert r.content is not None  # a memory always has content
-        return Added(seq=r.seq, hash=r.hash, ts=r.ts, content=r.content)
+        added: Added = {"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content}
+        return added
 
     def get(self, seq: int) -> Entry:
         """Entry ``seq`` as `show SEQ --content --json` prints it: the signed entry's
@@ -371,14 +372,15 @@ class Memory:
             purge_redacted(self.data_dir)
         else:
             _ = self.index  # its sync deletes the text, its terms and its vector now
-        return Redacted(
-            target=r.target,
-            seq=r.entry.seq if r.entry else None,
-            content=r.content,
-            erased=r.blob_removed,
-            erased_in=[f"content/{where}" for where in r.erased_in],
-            shared=r.blob_shared,
-        )
+        redacted: Redacted = {
+            "target": r.target,
+            "seq": r.entry.seq if r.entry else None,
+            "content": r.content,
+            "erased": r.blob_removed,
+            "erased_in": [f"content/{where}" for where in r.erased_in],
+            "shared": r.blob_shared,
+        }
+        return redacted
 
     # -- both halves -------------------------------------------------------
 

@@ -20,7 +20,6 @@ atomically with its mode. A file that is not a JSON object is refused
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
 import shlex
@@ -154,6 +153,8 @@ def _load(path: Path) -> tuple[dict[str, Any], bytes | None]:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     try:
+        import json  # the settings file keeps its own style (json.dumps); not on the hooks' path
+
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(
@@ -209,6 +210,8 @@ def _save(path: Path, data: dict[str, Any], before: bytes | None) -> str | None:
         replace_file(backup_path, before, mode=mode)
         backup = str(backup_path)
     ending = "" if before is not None and before and not before.endswith(b"\n") else "\n"
+    import json
+
     text = json.dumps(data, **_style(before)) + ending
     replace_file(path, text.encode("utf-8"), mode=mode)
     return backup

@@ -26,7 +26,6 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from ..content.store import ContentStore
@@ -247,9 +246,7 @@ def verify_ledger(
                 state.add_checkpoint(cp)
         report = _run(ledger, state, start, end, from_seq, workers)
         if resumed is not None:
-            report = replace(
-                report, verified_from=resumed_at, content_from=resumed_at, resumed=True
-            )
+            report = report.replace(verified_from=resumed_at, content_from=resumed_at, resumed=True)
         report = _local_pins(report, head, pinned, from_seq)
         if genesis_id is not None:
             _remember_verdict(failure_path(state_dir, genesis_id), report, trusted_key, chain_id)
@@ -401,4 +398,4 @@ def _local_pins(report: Report, head: Head | None, pinned: str | None, from_seq:
         )
     if failure is None:
         return report
-    return replace(report, ok=False, failure=failure)
+    return report.replace(ok=False, failure=failure)

@@ -11,8 +11,6 @@ Changing this module changes every hash and signature in every chain.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 import blake3
@@ -59,6 +57,9 @@ def strict_base64(text: str) -> bytes | None:
     Only the alphabet, a length that is a multiple of 4, and zero padding
     bits: decoding and encoding again gives the same text.
     """
+    import base64  # not at import: 1 ms on every start path
+    import binascii
+
     try:
         raw = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):

@@ -109,16 +109,36 @@ BLOB_RE: Final = re.compile(r"content/([0-9a-f]{2})/([0-9a-f]{62})")
 SMALL_MEMBERS: Final = ("keys", "checkpoint", "anchors.jsonl", "proof.json")
 
 
-@dataclass(frozen=True, slots=True)
 class ArchiveReport(Report):
     """The verdict on an export: a Report plus what the archive covered."""
 
-    first: int = 0  # the first exported seq
-    last: int = -1  # the last exported seq
-    complete: bool = False  # seq 0 to the chain's end when exported
-    content_checked: bool = False  # False: exported with --no-content, step 10 skipped
-    checkpoints: int = 0  # checkpoints checked
-    blobs: int = 0  # blobs carried
+    __slots__ = ("blobs", "checkpoints", "complete", "content_checked", "first", "last")
+    first: int  # the first exported seq
+    last: int  # the last exported seq
+    complete: bool  # seq 0 to the chain's end when exported
+    content_checked: bool  # False: exported with --no-content, step 10 skipped
+    checkpoints: int  # checkpoints checked
+    blobs: int  # blobs carried
+
+    def __init__(
+        self,
+        *,
+        first: int = 0,
+        last: int = -1,
+        complete: bool = False,
+        content_checked: bool = False,
+        checkpoints: int = 0,
+        blobs: int = 0,
+        **report: Any,
+    ) -> None:
+        super().__init__(**report)
+        set_ = object.__setattr__
+        set_(self, "first", first)
+        set_(self, "last", last)
+        set_(self, "complete", complete)
+        set_(self, "content_checked", content_checked)
+        set_(self, "checkpoints", checkpoints)
+        set_(self, "blobs", blobs)
 
 
 class Bad(Exception):

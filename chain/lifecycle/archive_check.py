@@ -10,7 +10,7 @@ import os
 import tarfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -565,7 +565,7 @@ def _check_range(
 
     requested: set[str] = set()
     report = verify_lines(all_lines(), blobs=_blob_getter(c, man, requested), state=state)
-    report = replace(report, verified_from=first, root=None)
+    report = report.replace(verified_from=first, root=None)
     if not report.ok:
         return _extend(report, man, c, 1)
     if state.size != last + 1:

@@ -21,13 +21,13 @@ are kept and ignored.
 
 from __future__ import annotations
 
-import base64
-from dataclasses import dataclass, field
+from typing import Any
 
 from ..format.canonical import strict_base64
 from ..format.entry import HASH_RE
 from ..format.keys import KEY_PREFIX, Signer
 from ..format.patterns import lazy
+from ..format.values import Value
 
 __all__ = [
     "ORIGIN_PREFIX",
@@ -70,21 +70,45 @@ def key_hash(name: str, key: str) -> bytes:
 
 def verifier_key(name: str, key: str) -> str:
     """The signed-note verifier key string: <name>+<hash hex>+<base64(0x01 || key)>."""
+    import base64  # not at import: 1 ms on every start path
+
     encoded = base64.b64encode(_ED25519 + _public(key)).decode()
     return f"{name}+{key_hash(name, key).hex()}+{encoded}"
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """A parsed checkpoint note."""
+class Checkpoint(Value):
+    """A parsed checkpoint note (its label, where it was read from, is not compared)."""
 
+    __slots__ = ("body", "label", "origin", "root", "signatures", "size", "text")
     origin: str
     size: int
     root: bytes
     text: bytes  # the whole note, as stored
     body: bytes  # the signed text
     signatures: tuple[tuple[str, bytes, bytes], ...]  # (key name, key hash, signature)
-    label: str = field(default="", compare=False)
+    label: str
+
+    def __init__(
+        self,
+        origin: str,
+        size: int,
+        root: bytes,
+        text: bytes,
+        body: bytes,
+        signatures: tuple[tuple[str, bytes, bytes], ...],
+        label: str = "",
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "origin", origin)
+        set_(self, "size", size)
+        set_(self, "root", root)
+        set_(self, "text", text)
+        set_(self, "body", body)
+        set_(self, "signatures", signatures)
+        set_(self, "label", label)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.origin, self.size, self.root, self.text, self.body, self.signatures)
 
     @property
     def chain_id(self) -> str | None:
@@ -126,6 +150,8 @@ class Checkpoint:
 def make_checkpoint(chain_id: str, size: int, root: bytes, signer: Signer) -> Checkpoint:
     """Sign a checkpoint for the first ``size`` entries of a chain."""
     origin = origin_of(chain_id)
+    import base64
+
     body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n".encode()
     sig = bytes.fromhex(signer.sign(body))
     encoded = base64.b64encode(key_hash(origin, signer.key_id) + sig).decode()

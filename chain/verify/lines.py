@@ -44,8 +44,7 @@ Steps 1-3, 8, 9 (signatures) and 10 (hashing) look at one line alone
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from blake3 import blake3 as _blake3
 
@@ -77,8 +76,6 @@ __all__ = [
     "CHUNK_LINES",
     "BlobCheck",
     "BlobGetter",
-    "BlobSource",
-    "Blobs",
     "ChainState",
     "Failure",
     "LineResult",
@@ -99,15 +96,15 @@ BlobGetter = Callable[[str], "bytes | None"]
 BlobCheck = Callable[[bytes], int]
 
 
-@runtime_checkable
-class BlobSource(Protocol):
-    """A store that checks a blob itself, hashing it once (ContentStore)."""
+if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a session start 0.5 ms
 
-    def check_digest(self, digest: bytes) -> int: ...
+    class BlobSource(Protocol):
+        """A store that checks a blob itself, hashing it once (ContentStore)."""
 
+        def check_digest(self, digest: bytes) -> int: ...
 
-#: Where verify reads content from: a store, or a function that returns a blob's bytes.
-Blobs = BlobSource | BlobGetter
+    #: Where verify reads content from: a store, or a function that returns a blob's bytes.
+    Blobs = BlobSource | BlobGetter
 
 BLOB_NONE, BLOB_OK, BLOB_ABSENT, BLOB_MISMATCH, BLOB_SIZE = range(5)
 
@@ -187,9 +184,12 @@ _ZERO32 = bytes(32)
 
 def blob_check(blobs: Blobs | None) -> BlobCheck | None:
     """How the content of entries is checked: a store's own check, or a getter's bytes hashed."""
-    if blobs is None or isinstance(blobs, BlobSource):
-        return None if blobs is None else blobs.check_digest
-    getter = blobs
+    if blobs is None:
+        return None
+    check: BlobCheck | None = getattr(blobs, "check_digest", None)
+    if check is not None:  # a BlobSource
+        return check
+    getter = cast("BlobGetter", blobs)
 
     def hashed(digest: bytes) -> int:
         data = getter("b3:" + digest.hex())
@@ -846,10 +846,22 @@ class ChainState(Record):
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(Value):
     """The verdict on a chain."""
 
+    __slots__ = (
+        "chain_id",
+        "content_from",
+        "failure",
+        "head",
+        "key",
+        "ok",
+        "resumed",
+        "root",
+        "size",
+        "torn_tail",
+        "verified_from",
+    )
     ok: bool
     size: int  # entries that verified (the whole chain when ok)
     head: str | None
@@ -857,14 +869,41 @@ class Report:
     key: str | None
     failure: Failure | None
     torn_tail: int  # bytes of an unterminated last line (0 if none)
-    verified_from: int = 0
-    root: bytes | None = None  # the Merkle root of the verified entries (when ok)
+    verified_from: int
+    root: bytes | None  # the Merkle root of the verified entries (when ok)
     # Blobs of entries from this seq on were hashed in this run; None: no blob was read.
-    content_from: int | None = None
+    content_from: int | None
     # True: the entries before verified_from were verified by an earlier run
     # and found unchanged (their lines by the hash of the chain's first bytes,
     # their blobs in pack bytes unchanged since they were hashed).
-    resumed: bool = False
+    resumed: bool
+
+    def __init__(
+        self,
+        ok: bool,
+        size: int,
+        head: str | None,
+        chain_id: str | None,
+        key: str | None,
+        failure: Failure | None,
+        torn_tail: int,
+        verified_from: int = 0,
+        root: bytes | None = None,
+        content_from: int | None = None,
+        resumed: bool = False,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "ok", ok)
+        set_(self, "size", size)
+        set_(self, "head", head)
+        set_(self, "chain_id", chain_id)
+        set_(self, "key", key)
+        set_(self, "failure", failure)
+        set_(self, "torn_tail", torn_tail)
+        set_(self, "verified_from", verified_from)
+        set_(self, "root", root)
+        set_(self, "content_from", content_from)
+        set_(self, "resumed", resumed)
 
     def checked(self) -> str:
         """What this verdict rests on, in one clause (verify, doctor, jobs, session start).
