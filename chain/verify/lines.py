@@ -575,30 +575,9 @@ class ChainState(Record):
         if r.error is not None:
             step, reason, message = r.error
             return Failure(pos, step, reason, message)
-        # Step 4.
-        if r.seq != pos:
-            return Failure(pos, 4, "seq-gap", f"expected seq {pos}, found seq {r.seq}")
-        # Step 5.
-        if r.prev != self.head:
-            return Failure(
-                pos,
-                5,
-                "broken-link",
-                f"prev {r.prev} does not match the previous line's hash {self.head}",
-            )
-        # Step 6.
-        if r.ts < self.ts:
-            return Failure(
-                pos,
-                6,
-                "time-backwards",
-                f"ts {r.ts} is earlier than the previous entry's {self.ts}",
-            )
-        # Step 7 (a trusted key is checked once the chain is read: finish()).
-        if pos > 0 and r.key != self.key:
-            return Failure(
-                pos, 7, "unknown-key", f"signed by {r.key}, not the chain's current key {self.key}"
-            )
+        failure = self._follows(r.seq, r.prev, r.ts, r.key)  # steps 4-7
+        if failure is not None:
+            return failure
         # Step 8.
         if not r.sig_ok:
             return Failure(pos, 8, "bad-signature", "signature does not verify")
@@ -632,6 +611,32 @@ class ChainState(Record):
                     return failure
         return None
 
+    def _follows(self, seq: int, prev: str | None, ts: str, key: str) -> Failure | None:
+        """Steps 4-7 for an entry at position ``self.size``: how it follows the one before."""
+        pos = self.size
+        # Step 4.
+        if seq != pos:
+            return Failure(pos, 4, "seq-gap", f"expected seq {pos}, found seq {seq}")
+        # Step 5.
+        if prev != self.head:
+            return Failure(
+                pos,
+                5,
+                "broken-link",
+                f"prev {prev} does not match the previous line's hash {self.head}",
+            )
+        # Step 6.
+        if ts < self.ts:
+            return Failure(
+                pos, 6, "time-backwards", f"ts {ts} is earlier than the previous entry's {self.ts}"
+            )
+        # Step 7 (a trusted key is checked once the chain is read: finish()).
+        if pos > 0 and key != self.key:
+            return Failure(
+                pos, 7, "unknown-key", f"signed by {key}, not the chain's current key {self.key}"
+            )
+        return None
+
     def _apply_run(self, run: Run) -> Failure | None:
         """apply() for a Run: its first entry is checked as apply() checks a line, the rest were.
 
@@ -641,29 +646,9 @@ class ChainState(Record):
         at the state's size, as in a range of an archive checked alone).
         """
         pos = self.size
-        if run.start != pos:
-            return Failure(pos, 4, "seq-gap", f"expected seq {pos}, found seq {run.start}")
-        if run.prev != self.head:
-            return Failure(
-                pos,
-                5,
-                "broken-link",
-                f"prev {run.prev} does not match the previous line's hash {self.head}",
-            )
-        if run.ts < self.ts:
-            return Failure(
-                pos,
-                6,
-                "time-backwards",
-                f"ts {run.ts} is earlier than the previous entry's {self.ts}",
-            )
-        if pos > 0 and run.key != self.key:
-            return Failure(
-                pos,
-                7,
-                "unknown-key",
-                f"signed by {run.key}, not the chain's current key {self.key}",
-            )
+        failure = self._follows(run.start, run.prev, run.ts, run.key)  # steps 4-7
+        if failure is not None:
+            return failure
         if self.key == self.trusted_key:
             self.trusted_seen = True
         n = run.entries
