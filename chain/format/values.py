@@ -12,9 +12,8 @@ takes the rest from a base here:
   ``__init__`` through ``object.__setattr__`` and never after, and
   ``replace()`` in place of ``dataclasses.replace``.
 
-Fields are the ``__slots__`` of the class and its bases, bases first; each
-``__init__`` takes them by name (their order in ``__slots__`` is not theirs
-in ``__init__``).
+Fields are the ``__slots__`` of the class and its bases, bases first, in the
+order of the class's annotations; each ``__init__`` takes them by name.
 """
 
 from __future__ import annotations
@@ -27,13 +26,18 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def fields_of(cls: type) -> tuple[str, ...]:
-    """The field names of a Record class: its and its bases' ``__slots__``, bases first."""
+    """The field names of a Record class: its and its bases' ``__slots__``, bases first,
+    each class's in the order its annotations declare them (as a dataclass orders them)."""
     found = _FIELDS.get(cls)
     if found is None:
+        import inspect  # loaded by click on every command already
+
         names: list[str] = []
         for klass in reversed(cls.__mro__):
             slots = klass.__dict__.get("__slots__", ())
-            names.extend([slots] if isinstance(slots, str) else slots)
+            slots = (slots,) if isinstance(slots, str) else tuple(slots)
+            declared = [n for n in inspect.get_annotations(klass) if n in slots]
+            names.extend(declared + [n for n in slots if n not in declared])
         found = _FIELDS[cls] = tuple(names)
     return found
 
@@ -53,7 +57,12 @@ class Record:
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]  # mutable: not hashable, as the dataclass
 
+    def _fields(self) -> dict[str, Any]:
+        """Every field by name."""
+        return {name: getattr(self, name) for name in fields_of(type(self))}
+
     def _values(self) -> tuple[Any, ...]:
+        """What equality (and a Value's hash) compares: every field, unless a class says less."""
         return tuple(getattr(self, name) for name in fields_of(type(self)))
 
     def __eq__(self, other: object) -> bool:
@@ -82,14 +91,11 @@ class Value(Record):
         raise FrozenError(f"cannot delete field {name!r}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild,
-            (type(self), dict(zip(fields_of(type(self)), self._values(), strict=True))),
-        )
+        return (_rebuild, (type(self), self._fields()))
 
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (as dataclasses.replace)."""
-        values = dict(zip(fields_of(type(self)), self._values(), strict=True))
+        values = self._fields()
         unknown = changes.keys() - values.keys()
         if unknown:
             raise TypeError(f"{type(self).__qualname__} has no field(s) {sorted(unknown)}")
