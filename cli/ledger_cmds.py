@@ -302,7 +302,7 @@ def add(
         meta=meta_obj,
     )
     if allow_secret:
-        _warn_secrets([item])
+        _warn_secret(item)
     r = open_ledger().add(item, allow_secret=allow_secret)
     if as_json:
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
@@ -330,26 +330,24 @@ def _check_supersedes(seq: int) -> None:
 
 
 def _warned(items: Iterable[Any]) -> Iterator[Any]:
-    """Batch items as they come, each warned about as _warn_secrets does."""
+    """Batch items as they come, each warned about by _warn_secret."""
     for n, item in enumerate(items, 1):
-        _warn_secrets([item], n)
+        _warn_secret(item, f"item {n}, ")
         yield item
 
 
-def _warn_secrets(items: list[Any], number: int | None = None) -> None:
+def _warn_secret(item: Any, where: str = "") -> None:
     """--allow-secret is loud: name what the gate would have refused."""
     from memory_chain.chain.format.canonical import canonical
     from memory_chain.chain.format.secrets import scan
 
-    for n, item in enumerate(items, number or 1):
-        for text in (item.content.decode("utf-8", "replace"), canonical(item.meta).decode()):
-            for f in scan(text):
-                where = f"item {n}, " if len(items) > 1 or number is not None else ""
-                click.echo(
-                    f"warning: --allow-secret: committing a {f.kind} ({where}{f.where(text)}) "
-                    "to the chain, permanently",
-                    err=True,
-                )
+    for text in (item.content.decode("utf-8", "replace"), canonical(item.meta).decode()):
+        for f in scan(text):
+            click.echo(
+                f"warning: --allow-secret: committing a {f.kind} ({where}{f.where(text)}) "
+                "to the chain, permanently",
+                err=True,
+            )
 
 
 def _preview(view: Any, width: int = 72) -> str:

@@ -1,6 +1,6 @@
 """The verifier's pattern check of ordinary lines agrees with parse_line (FORMAT.md 5, steps 1-3).
 
-entry.ordinary() reads the common line by one compiled pattern and gives
+entry.ordinary_bytes() reads the common line by one compiled pattern and gives
 no verdict of its own: it may only accept a line that parse_line accepts,
 and must read the same values from it. Checked on generated entries, on
 mutations of them, and on one named line per way a look-alike can differ.
@@ -24,7 +24,7 @@ from memory_chain.chain.format.entry import (
     TYPES,
     Malformed,
     format_ts,
-    ordinary,
+    ordinary_bytes,
     parse_line,
     signing_message,
 )
@@ -72,13 +72,16 @@ objects = st.fixed_dictionaries(
 
 
 def agree(line: bytes) -> bool:
-    """ordinary() accepts only what parse_line accepts, with the same values; True if it did."""
-    fields = ordinary(line)
+    """ordinary_bytes() accepts only what parse_line accepts, with the same values; True if
+    it did."""
+    fields = ordinary_bytes(line)
     if fields is None:
         return False
-    obj = parse_line(line).obj  # raises Malformed if ordinary() accepted a bad line
-    seq, ts, kind, tier, content, size, prev, key, sig, message = fields
-    assert (seq, ts, kind, tier, content, size, prev, key) == (
+    obj = parse_line(line).obj  # raises Malformed if ordinary_bytes() accepted a bad line
+    seq, ts, kind, tier, digest, size, prev, key, sig, message = fields
+    text = (ts.decode(), kind.decode(), tier.decode(), "b3:" + digest.hex())
+    keys = ("b3:" + prev.decode(), "ed25519:" + key.decode())
+    assert (seq, *text, size, *keys) == (
         obj["seq"],
         obj["ts"],
         obj["type"],
@@ -196,7 +199,7 @@ LOOK_ALIKES = {
 @pytest.mark.parametrize("name", LOOK_ALIKES)
 def test_look_alikes_are_left_to_parse_line(name: str) -> None:
     line = LOOK_ALIKES[name]
-    assert ordinary(line) is None, name
+    assert ordinary_bytes(line) is None, name
     with pytest.raises(Malformed):
         parse_line(line)
 
@@ -209,5 +212,5 @@ def test_valid_lines_that_look_odd_are_taken() -> None:
     hidden = '},"prev":"b3:' + "00" * 32 + '","seq":1'
     line = canonical(_line(meta={"x": hidden}))
     assert agree(line)
-    fields = ordinary(line)
-    assert fields is not None and fields[6] == "b3:" + "cd" * 32 and fields[0] == 7
+    fields = ordinary_bytes(line)
+    assert fields is not None and fields[6] == b"cd" * 32 and fields[0] == 7

@@ -40,7 +40,7 @@ LIVE: Final = 0x4C  # "L"
 ERASED: Final = 0x45  # "E"
 HEAD: Final = 37  # state, digest, length
 TAIL: Final = 4
-#: What check() answers when no copy of a blob is stored, or only altered ones.
+#: What check_digest() answers when no copy of a blob is stored, or only altered ones.
 ABSENT: Final = -1
 ALTERED: Final = -2
 HINT: Final = struct.Struct(">32sIQ")  # digest, pack number, record offset: 44 bytes
@@ -298,21 +298,15 @@ class ContentStore:
         loose = self._read_loose(content_hash)
         return loose if loose is not None else altered
 
-    def check(self, content_hash: str) -> int:
+    def check_digest(self, digest: bytes) -> int:
         """The size of a sound stored copy of the blob, or ABSENT, or ALTERED (for the verifier).
 
         What raw() answers, as a verifier needs it, hashing the bytes once:
-        the size when a copy hashes to its name, ALTERED when only altered
-        copies are stored, ABSENT when none is.
-        """
-        return self.check_digest(_digest(content_hash))
-
-    def check_digest(self, digest: bytes) -> int:
-        """check() by the blob's 32-byte digest.
-
-        The blob that follows the last one read, inside the read window, is
-        checked in place (blobs are mostly read in the order they were
-        written); any other goes through raw().
+        the size when a copy hashes to its 32-byte digest, ALTERED when only
+        altered copies are stored, ABSENT when none is. The blob that
+        follows the last one read, inside the read window, is checked in
+        place (blobs are mostly read in the order they were written); any
+        other goes through raw().
         """
         pack, offset = self._cursor
         wpack, start, data = self._window

@@ -33,12 +33,10 @@ __all__ = [
     "TYPES",
     "ContentType",
     "Malformed",
-    "Ordinary",
     "OrdinaryBytes",
     "ParsedEntry",
     "default_importance",
     "format_ts",
-    "ordinary",
     "ordinary_bytes",
     "parse_line",
     "rotation_message",
@@ -316,16 +314,11 @@ _ORDINARY: Final = lazy(
 )
 _HEX_DIGITS: Final = b"0123456789abcdef"
 _SIG_PREFIX: Final = len(b',"sig":"')
-#: Dates (YYYY-MM-DD) seen by ordinary(), and whether each is a real one; the text of
-#: the enum values and keys seen.
+#: Dates (YYYY-MM-DD) seen by ordinary_bytes(), and whether each is a real one.
 _DATES: dict[bytes, bool] = {}
-_TEXT: dict[bytes, str] = {}
 
-#: What ordinary() reads from a line: seq, ts, type, tier, content, size, prev, key,
-#: the signature (64 bytes) and the message it signs.
-Ordinary = tuple[int, str, str, str, str, int, str, str, bytes, bytes]
-#: What ordinary_bytes() reads, as bytes where ordinary() gives text: seq, ts, type,
-#: tier, the content digest (32 bytes), size, prev's hex, key's hex, signature, message.
+#: What ordinary_bytes() reads from a line: seq, ts, type, tier, the content digest (32
+#: bytes), size, prev's hex, key's hex, the signature (64 bytes) and the message it signs.
 OrdinaryBytes = tuple[int, bytes, bytes, bytes, bytes, int, bytes, bytes, bytes, bytes]
 
 
@@ -385,29 +378,6 @@ def ordinary_bytes(line: bytes) -> OrdinaryBytes | None:
         key,
         bytes.fromhex(sig.decode()),
         ENTRY_TAG + line[:at] + line[end:],
-    )
-
-
-def ordinary(line: bytes) -> Ordinary | None:
-    """ordinary_bytes() with the values as parse_line gives them (text, "b3:" and key prefixes)."""
-    raw = ordinary_bytes(line)
-    if raw is None:
-        return None
-    seq, ts, kind, tier, digest, size, prev, key, sig, message = raw
-    text = _TEXT
-    if len(text) > 64:  # a chain has few keys; a hostile one's are not all kept
-        text.clear()
-    return (
-        seq,
-        ts.decode(),
-        text.get(kind) or text.setdefault(kind, kind.decode()),
-        text.get(tier) or text.setdefault(tier, tier.decode()),
-        "b3:" + digest.hex(),
-        size,
-        "b3:" + prev.decode(),
-        text.get(key) or text.setdefault(key, "ed25519:" + key.decode()),
-        sig,
-        message,
     )
 
 

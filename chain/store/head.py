@@ -71,7 +71,7 @@ class Head(Record):
         self.ts = ts
         self.key = key
         self.chain_id = chain_id
-        self.frontier = (lambda: Frontier(BLAKE3))() if frontier is None else frontier
+        self.frontier = Frontier(BLAKE3) if frontier is None else frontier
 
     def as_dict(self) -> dict[str, object]:
         # Not dataclasses.asdict: that deep-copies, and this is on the add path.

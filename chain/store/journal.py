@@ -23,7 +23,7 @@ from ..format.config import Layout
 from ..format.errors import IntegrityError, OperationalError
 from ..format.fsutil import fsync_dir, write_all
 
-__all__ = ["PIECE", "SPOOL_MEMORY", "Spool", "append_batch", "append_spool", "roll_forward"]
+__all__ = ["PIECE", "SPOOL_MEMORY", "Spool", "append_spool", "roll_forward"]
 
 MAGIC = b"memory-chain-journal/1"
 
@@ -87,14 +87,6 @@ class Spool:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
         self._parts = []
-
-
-def append_batch(layout: Layout, fd: int, offset: int, lines: list[bytes]) -> None:
-    """Journal, then append, ``lines`` at ``offset`` of the chain open at ``fd``."""
-    spool = Spool(layout.spool, memory=1 << 62)
-    for line in lines:
-        spool.write(line + b"\n")
-    append_spool(layout, fd, offset, spool)
 
 
 def append_spool(layout: Layout, fd: int, offset: int, spool: Spool) -> None:

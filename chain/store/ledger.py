@@ -142,6 +142,16 @@ def _check_item(item: NewEntry, i: int, limit: int, allow_secret: bool) -> None:
         raise type(exc)(f"batch item {i}: {exc.message}", hint=exc.hint) from None
 
 
+def _past(head: Head, line: bytes, digest: str, ts: str) -> None:
+    """Move ``head`` past ``line`` (hash ``digest``, time ``ts``), appended at its end."""
+    head.last_offset = head.offset
+    head.offset += len(line) + 1
+    head.size += 1
+    head.hash = digest
+    head.frontier.append(BLAKE3.leaf(line))
+    head.ts = ts
+
+
 def _is_unicode(text: str) -> bool:
     """False for strings holding lone surrogates (undecodable bytes from argv)."""
     try:
@@ -520,25 +530,12 @@ class Ledger:
                 f"cannot write the content to {self.layout.content}: {exc.strerror}"
             ) from None
 
-    def _advance(
-        self,
-        head: Head,
-        lines: Sequence[bytes],
-        made: Sequence[tuple[dict[str, Any], str]] | None = None,
-    ) -> list[Appended]:
-        """Move ``head`` past ``lines``; ``made``: each line's entry and hash, when known."""
+    def _advance(self, head: Head, lines: Sequence[bytes]) -> list[Appended]:
         out = []
-        for i, line in enumerate(lines):
-            if made is None:
-                obj, digest = orjson.loads(line), b3(line)
-            else:
-                obj, digest = made[i]
-            head.last_offset = head.offset
-            head.offset += len(line) + 1
-            head.size += 1
-            head.hash = digest
-            head.frontier.append(BLAKE3.leaf(line))
-            head.ts = obj["ts"]
+        for line in lines:
+            obj = orjson.loads(line)
+            digest = b3(line)
+            _past(head, line, digest, obj["ts"])
             if obj["type"] == "key-rotation":
                 head.key = obj["meta"]["new_key"]
             out.append(Appended(obj["seq"], digest, obj["ts"], obj["content"], line))
@@ -623,12 +620,7 @@ class Ledger:
                         line = self_checked(obj, signer)
                         digest = b3(line)
                         spool.write(line + b"\n")
-                        shadow.last_offset = shadow.offset
-                        shadow.offset += len(line) + 1
-                        shadow.size += 1
-                        shadow.hash = digest
-                        shadow.frontier.append(BLAKE3.leaf(line))
-                        shadow.ts = obj["ts"]
+                        _past(shadow, line, digest, obj["ts"])
                         if out is not None:
                             out.append(
                                 Appended(obj["seq"], digest, obj["ts"], obj["content"], line)

@@ -53,7 +53,6 @@ from ..format.canonical import b3
 from ..format.entry import (
     Malformed,
     OrdinaryBytes,
-    ordinary,
     ordinary_bytes,
     parse_line,
     rotation_message,
@@ -227,40 +226,8 @@ def _check_lines(
     results: list[LineResult] = []
     jobs: list[tuple[bytes, bytes, bytes]] = []  # (public key, message, signature)
     queued: list[tuple[int, bool]] = []  # (index, rotation?) of each job
-    publics: dict[str, bytes] = {}
     for line in lines:
-        fields = ordinary(line)
-        if fields is None:
-            result = _check_fields(line, check, signatures, len(results), jobs, queued)
-        else:
-            seq, ts, kind, tier, content, size, prev, key, sig, message = fields
-            if signatures:
-                # Step 8, queued.
-                public = publics.get(key)
-                if public is None:
-                    public = publics[key] = bytes.fromhex(key[_KEY_HEX:])
-                jobs.append((public, message, sig))
-                queued.append((len(results), False))
-            result = LineResult(
-                b3(line),
-                None,
-                seq,
-                ts,
-                kind,
-                tier,
-                content,
-                size,
-                prev,
-                key,
-                -1,
-                None,
-                None,
-                True,
-                True,
-                BLOB_NONE if check is None else _blob(check, content, size),
-                BLAKE3.leaf(line),
-            )
-        results.append(result)
+        results.append(_check_fields(line, check, signatures, len(results), jobs, queued))
     for i in failed_signatures(jobs):
         index, rotation = queued[i]
         r = results[index]
@@ -382,7 +349,7 @@ def _check_fields(
     jobs: list[tuple[bytes, bytes, bytes]],
     queued: list[tuple[int, bool]],
 ) -> LineResult:
-    """Steps 1-3 of any line (ordinary() did not take it); queue its signatures (8, 9)."""
+    """Steps 1-3 and 10 of one line; queue its signatures (8, 9)."""
     digest = b3(line)
     leaf = BLAKE3.leaf(line)
     try:
@@ -563,7 +530,7 @@ class ChainState(Record):
         self.genesis_key = genesis_key
         self.trusted_seen = trusted_seen
         self.keys = [] if keys is None else keys
-        self.frontier = (lambda: Frontier(BLAKE3))() if frontier is None else frontier
+        self.frontier = Frontier(BLAKE3) if frontier is None else frontier
         self.checkpoints = {} if checkpoints is None else checkpoints
 
     def apply(self, r: LineResult | Run) -> Failure | None:
@@ -659,21 +626,18 @@ class ChainState(Record):
                 self.frontier.append_subtree(root, height)
             self.ts = run.last_ts
             return None
+        # leaf by leaf, stopping at each checkpoint's size inside the run, then at its end
         done = 0
-        for size in inside:
+        append = self.frontier.append
+        for size in sorted({*inside, pos + n}):
             self._grow(run, done, size - pos)
-            append = self.frontier.append
             for at in range(32 * done, 32 * (size - pos), 32):
                 append(run.leaves[at : at + 32])
             done = size - pos
-            for cp in self.checkpoints[size]:
+            for cp in self.checkpoints.get(size, ()):
                 failure = self._check_checkpoint(cp)
                 if failure is not None:
                     return failure
-        self._grow(run, done, n)
-        append = self.frontier.append
-        for at in range(32 * done, 32 * n, 32):
-            append(run.leaves[at : at + 32])
         self.ts = run.last_ts
         return None
 
