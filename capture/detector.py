@@ -1046,9 +1046,12 @@ def instruction_like(text: str) -> bool:
     return bool(_INSTRUCTION.search(folded))
 
 
+_FAILED_START: Final = re.compile(r"(?:error|fatal|traceback|exception)\b", re.I)
+
+
 def _looks_failed(text: str) -> bool:
-    first = text[:400].lstrip()[:200]
-    return bool(re.match(r"^(error|fatal|traceback|exception)\b", first, re.I))
+    """Whether a tool result not marked as an error starts like one."""
+    return _FAILED_START.match(text[:400].lstrip()) is not None
 
 
 def error_signature(text: str) -> str | None:

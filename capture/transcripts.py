@@ -48,7 +48,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from memory_chain.chain.format.errors import InputError
-from memory_chain.chain.format.fsutil import read_bounded
+from memory_chain.chain.format.fsutil import READ_CHUNK
 
 __all__ = [
     "FORMATS",
@@ -115,7 +115,7 @@ class Batch:
         }
 
 
-def read_bytes_from(path: Path, offset: int, limit: int | None = None) -> bytes:
+def read_bytes_from(path: Path, offset: int, limit: int | None = None) -> bytearray:
     """At most ``limit`` (default: a window) bytes of ``path`` from ``offset`` on.
 
     Only a regular file is read (a FIFO, a device such as /dev/zero or a
@@ -136,15 +136,31 @@ def read_bytes_from(path: Path, offset: int, limit: int | None = None) -> bytes:
             raise InputError(
                 f"the transcript is not a regular file (a FIFO, device or socket): {path}"
             )
-        os.lseek(fd, offset, os.SEEK_SET)
-        return read_bounded(fd, MAX_WINDOW_BYTES if limit is None else limit, window=True)
+        return _read_window(fd, offset, MAX_WINDOW_BYTES if limit is None else limit)
     except OSError as exc:
         raise InputError(f"cannot read the transcript {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
 
 
-def detect_format(path: Path, head: bytes) -> str:
+def _read_window(fd: int, offset: int, limit: int) -> bytearray:
+    """At most ``limit`` bytes of the regular file ``fd`` from ``offset`` on, read in
+    chunks of READ_CHUNK (a hook's time limit fires between them) into one buffer, so
+    that a window is not copied again to join its chunks (issue 27)."""
+    want = min(limit, max(os.fstat(fd).st_size - offset, 0))
+    buf = bytearray(want)
+    got = 0
+    with memoryview(buf) as view:
+        while got < want:
+            n = os.preadv(fd, [view[got : got + READ_CHUNK]], offset + got)
+            if n == 0:
+                break  # the file shrank since fstat: what was read is the answer
+            got += n
+    del buf[got:]
+    return buf
+
+
+def detect_format(path: Path, head: bytes | bytearray) -> str:
     """``buffer`` for markdown, else ``claude`` or ``turns`` from the first JSON record."""
     if path.suffix.lower() in (".md", ".markdown"):
         return "buffer"
@@ -191,38 +207,52 @@ def read(
         batch.end = offset + len(data)
         return batch
     batch.partial = complete < len(data) and not full
-    body = data[:complete]
     batch.end = offset + complete
     if fmt == "buffer":
-        _read_buffer(body, batch, first_line)
+        _read_buffer(bytes(data[:complete]), batch, first_line)
     else:
-        parse = _PARSERS[fmt]
-        needed = _NEEDED.get(fmt, ()) if lean else ()
-        for number, raw in enumerate(body.splitlines(), first_line):
-            batch.lines += 1
-            if not raw or (raw[0] in b" \t\r" and not raw.strip()):  # no copy of long lines
-                continue
-            if len(raw) > MAX_RECORD_BYTES:
-                batch.skipped["too-large"] += 1
-                continue
-            if needed and not any(word in raw for word in needed):
-                batch.skipped["not-needed"] += 1
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                batch.skipped[_why_not_json(raw)] += 1
-                continue
-            if not isinstance(obj, dict):
-                batch.skipped["not-an-object"] += 1
-                continue
-            parse(obj, number, batch)
+        with memoryview(data) as view:
+            _read_records(data, view, complete, fmt, batch, first_line, lean)
     if batch.partial:
         batch.skipped["partial-line"] += 1
     return batch
 
 
-def _why_not_json(raw: bytes) -> str:
+def _read_records(
+    data: bytearray, view: memoryview, end: int, fmt: str, batch: Batch, first: int, lean: bool
+) -> None:
+    """The JSON lines of ``data[:end]`` (which ends with LF) into ``batch``. A line ends
+    at LF (a CR before it is JSON whitespace); each is parsed in place from ``view``, not
+    copied out first."""
+    parse = _PARSERS[fmt]
+    needed = _NEEDED.get(fmt, ()) if lean else ()
+    skipped = batch.skipped
+    start, number = 0, first - 1
+    while start < end:
+        stop = data.index(b"\n", start, end)
+        at, start = start, stop + 1
+        number += 1
+        batch.lines += 1
+        if at == stop or (data[at] in b" \t\r" and not data[at:stop].strip()):
+            continue
+        if stop - at > MAX_RECORD_BYTES:
+            skipped["too-large"] += 1
+            continue
+        if needed and not any(data.find(word, at, stop) >= 0 for word in needed):
+            skipped["not-needed"] += 1
+            continue
+        try:
+            obj = orjson.loads(view[at:stop])
+        except orjson.JSONDecodeError:
+            skipped[_why_not_json(data[at:stop])] += 1
+            continue
+        if not isinstance(obj, dict):
+            skipped["not-an-object"] += 1
+            continue
+        parse(obj, number, batch)
+
+
+def _why_not_json(raw: bytes | bytearray) -> str:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:

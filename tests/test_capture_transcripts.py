@@ -186,3 +186,110 @@ def test_an_openclaw_excerpt_quoted_or_plain() -> None:
     ] == [(t.role, t.text) for t in turns]
     assert all(t.meta for t in turns)  # not the person's words
     assert [] == excerpt_turns("no roles here\n")
+
+
+def _read_as_before(data: bytes, lean: bool) -> tuple[list[object], dict[str, int], int]:
+    """The reader as it was before it parsed lines in place (issue 27): the complete lines
+    split by ``bytes.splitlines`` and each parsed as a copy. The reference for bodies
+    without a CR, where the two must agree."""
+    import orjson
+
+    from memory_chain.capture import transcripts as tr
+
+    batch = tr.Batch(format="claude")
+    body = data[: data.rfind(b"\n") + 1]
+    for number, raw in enumerate(body.splitlines(), 1):
+        batch.lines += 1
+        if not raw or (raw[0] in b" \t\r" and not raw.strip()):
+            continue
+        if len(raw) > MAX_RECORD_BYTES:
+            batch.skipped["too-large"] += 1
+            continue
+        if lean and not any(word in raw for word in tr._NEEDED["claude"]):
+            batch.skipped["not-needed"] += 1
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            batch.skipped[tr._why_not_json(raw)] += 1
+            continue
+        if not isinstance(obj, dict):
+            batch.skipped["not-an-object"] += 1
+            continue
+        tr._claude_record(obj, number, batch)
+    return list(batch.turns), dict(batch.skipped), batch.lines
+
+
+def _sample_lines() -> list[bytes]:
+    # built when first drawn, not at import: the helpers number records from one counter
+    # that other modules' fixtures, built at import, expect to find fresh
+    return [
+        cc.jsonl([cc.user("We use pnpm, not npm.")]),
+        cc.jsonl([cc.assistant(cc.text_block("Let me look."))]),
+        cc.jsonl([cc.tool_use("pnpm test")]),
+        cc.jsonl([cc.tool_result("FAIL src/a.test.ts\n" * 40, error=True)]),
+        b"\n",
+        b"   \t\n",
+        b"not json at all\n",
+        b"[1, 2]\n",
+        b'{"type": "user", "message": {"content": "\xff\xfe bad"}}\n',
+        b'{"type": "user"}\n',
+        b'{"type": "progress", "data": {"user": 1}}\n',
+    ]
+
+
+_LINES = st.deferred(lambda: st.sampled_from(_sample_lines()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(_LINES, max_size=12),
+    tail=st.binary(max_size=30).filter(lambda b: b"\n" not in b and b"\r" not in b),
+    lean=st.booleans(),
+    chunk=st.sampled_from([7, 64, 1 << 20]),
+)
+def test_reading_in_place_reads_what_copying_each_line_read(
+    tmp_path_factory: object, lines: list[bytes], tail: bytes, lean: bool, chunk: int
+) -> None:
+    """Reading a window into one buffer (in chunks of any size) and parsing each line in
+    place gives the turns, counts and line numbers that copying each line gave."""
+    from unittest import mock
+
+    from memory_chain.capture import transcripts as tr
+
+    data = b"".join(lines) + tail
+    path = tmp_path_factory.mktemp("inplace") / "s.jsonl"  # type: ignore[attr-defined]
+    path.write_bytes(data)
+    with mock.patch.object(tr, "READ_CHUNK", chunk):
+        batch = read(path, fmt="claude", lean=lean)
+    turns, skipped, count = _read_as_before(data, lean)
+    assert turns == batch.turns
+    if batch.partial:
+        skipped["partial-line"] = 1
+    assert skipped == dict(batch.skipped)
+    assert count == batch.lines
+    assert batch.end == data.rfind(b"\n") + 1
+
+
+def test_a_line_ends_at_lf_and_a_cr_is_whitespace(tmp_path: Path) -> None:
+    """JSON Lines: CRLF endings read as LF ones; a lone CR inside a line does not split it
+    (specs/WORKSPACE.md 12.1)."""
+    one, two = cc.jsonl([cc.user("I prefer tabs.")]), cc.jsonl([cc.user("Call me Ade.")])
+    crlf = one.replace(b"\n", b"\r\n") + two.replace(b"\n", b"\r\n")
+    batch = read(_write(tmp_path / "crlf.jsonl", crlf))
+    assert ["I prefer tabs.", "Call me Ade."] == [t.text for t in batch.turns]
+    assert [1, 2] == [t.line for t in batch.turns] and 2 == batch.lines
+    lone = one[:-1] + b"\r" + two
+    batch = read(_write(tmp_path / "cr.jsonl", lone))
+    assert [] == batch.turns and {"invalid-json": 1} == dict(batch.skipped)
+    assert 1 == batch.lines and len(lone) == batch.end
+
+
+def test_a_window_ends_where_the_file_ended_when_it_was_read(tmp_path: Path) -> None:
+    from memory_chain.capture.transcripts import read_bytes_from
+
+    path = _write(tmp_path / "s.jsonl", b"0123456789\n")
+    assert b"0123456789\n" == bytes(read_bytes_from(path, 0))
+    assert b"3456" == bytes(read_bytes_from(path, 3, 4))
+    assert b"" == bytes(read_bytes_from(path, 11))
+    assert b"" == bytes(read_bytes_from(path, 50))
