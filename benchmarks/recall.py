@@ -25,7 +25,9 @@ Two more parts are written by hand: ``hand`` (tests/corpora/recall-hand.txt
 and recall-hand-long.txt: first a report, tuning material since the
 neighbour constants were tuned on it with ``--tune-neighbours``) and
 ``held-out-hand`` (recall-heldout-long.txt, written after that tuning by
-another method, never tuned on).
+another method; reported once in session 34, and looked at as tuning
+material since session 38). ``long`` (recall-long-tune.txt, session 38):
+long turns that end by asking back, tuning material.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ HAND = REPO / "tests" / "corpora" / "recall-hand.txt"
 HAND_LONG = REPO / "tests" / "corpora" / "recall-hand-long.txt"
 #: Written after the neighbour constants were tuned on "tune" and "hand"; never tuned on.
 HELD_OUT_HAND = REPO / "tests" / "corpora" / "recall-heldout-long.txt"
+#: Long turns that end by asking something back (session 38): tuning material.
+LONG = REPO / "tests" / "corpora" / "recall-long-tune.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -154,6 +158,8 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
         return hand_conversations(HAND) + hand_conversations(HAND_LONG)
     if part == "held-out-hand":
         return hand_conversations(HELD_OUT_HAND)
+    if part == "long":
+        return hand_conversations(LONG)
     return conversations(part, count)
 
 
@@ -346,7 +352,9 @@ def table(part: str, rows: dict[str, Tally]) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
-        "--part", choices=["tune", "held-out", "hand", "held-out-hand", "both"], default="both"
+        "--part",
+        choices=["tune", "held-out", "hand", "held-out-hand", "long", "both"],
+        default="both",
     )
     p.add_argument("--misses", action="store_true")
     p.add_argument(

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["GAP_US", "Place", "asks", "together"]
+from memory_chain.chain.format.patterns import lazy
+
+__all__ = ["ASIDE_WORDS", "GAP_US", "Place", "asks", "ends_asking", "together"]
 
 #: Two memories without a session are one sitting apart when added at most this far apart.
 GAP_US: Final = 60 * 1_000_000
@@ -31,6 +33,30 @@ def together(a: Place, b: Place) -> bool:
     return a[0] is not None or abs(a[2] - b[2]) <= GAP_US
 
 
+_CLOSING: Final = " \t\n\"')»”"
+#: Where a sentence ends: after ".", "!" or "?" and a space.
+_SENTENCE_END: Final = lazy(r"(?<=[.!?])\s+")
+#: A question may come with this many words of its own around it ("Oh no, poor you! What
+#: happened?") and still be a question; more, and the turn tells something too.
+ASIDE_WORDS: Final = 6
+
+
+def ends_asking(text: str) -> bool:
+    """Whether a memory's text ends with a question mark (then the turn after it may
+    answer it: index/vectors.py embeds that turn with this one)."""
+    return text.rstrip(_CLOSING).endswith("?")
+
+
 def asks(text: str) -> bool:
-    """Whether a memory's text is a question: it ends with a question mark."""
-    return text.rstrip(" \t\n\"')»”").endswith("?")
+    """Whether a memory's text is a question, and only that: it ends with a question mark,
+    and its sentences that do not hold at most ASIDE_WORDS words. "I ran ten miles on
+    Sunday, my longest ever. How was your week?" tells something, and asks back."""
+    if not ends_asking(text):
+        return False
+    told = 0
+    for sentence in _SENTENCE_END.split(text.strip()):
+        if not sentence.rstrip(_CLOSING).endswith("?"):
+            told += len(sentence.split())
+            if told > ASIDE_WORDS:
+                return False
+    return True

@@ -182,7 +182,7 @@ def _passages(conn: sqlite3.Connection, first: int) -> list[Passage]:
     """The passages of the memories with text from seq ``first`` on."""
     import blake3
 
-    from .turns import asks, together
+    from .turns import ends_asking, together
 
     (lo,) = conn.execute(
         "SELECT min(seq) FROM (SELECT seq FROM memories WHERE content IS NOT NULL AND seq < ? "
@@ -204,7 +204,7 @@ def _passages(conn: sqlite3.Connection, first: int) -> list[Passage]:
         if seq < first:
             continue
         context: list[str] = []
-        if i > 0 and turn(i, i - 1) and asks(rows[i - 1][2]):
+        if i > 0 and turn(i, i - 1) and ends_asking(rows[i - 1][2]):
             j = i
             while len(context) < CONTEXT_TURNS and j > 0 and turn(j, j - 1):
                 context.append(rows[j - 1][2])

@@ -488,15 +488,60 @@ def test_the_answer_to_a_question_about_a_match_is_found(
     assert answer not in without
 
 
+def test_a_turn_that_tells_and_asks_back_is_not_a_bare_question() -> None:
+    """Only a question is taken for one (issue 25, long turns): a turn that tells something
+    and then asks back holds an answer; a few words around a question do not."""
+    from memory_chain.index.turns import asks, ends_asking
+
+    told = "Nadia: I ran ten miles on Sunday, my longest ever. How was your week?"
+    assert ends_asking(told) and not asks(told)
+    for question in (
+        "Ben: What wood?",
+        "Ben: Oh no, poor you! What happened?",
+        "Priya: Priya!! long time no see. how's hospital life?",
+        'Ana: "Is it done?"',
+        "Ben: Finally! What's the cat's name? Is she a kitten?",
+    ):
+        assert asks(question), question
+    for statement in ("Tomas: Cedar strips.", "Ana: Is it done? I think so, it shipped on Monday."):
+        assert not asks(statement), statement
+
+
+def test_a_match_that_asks_back_keeps_its_part_and_pulls_in_no_reply(
+    data_dir: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long turn that holds the answer and ends by asking back ranks first, and the
+    reply to its question is not pulled in; were it taken for a bare question (a question
+    with any number of words around it), both would go wrong."""
+    from memory_chain.index import turns
+
+    _conversation(
+        data_dir,
+        clock,
+        ("1", "Nadia: I ran my first half marathon in Bath in 2 hours 14. How was your weekend?"),
+        ("1", "Ben: Quiet, we painted the fence green."),
+        ("1", "Nadia: Harriet ran the half marathon in 1:51, she waited for me with a banana."),
+    )
+    first = "Nadia: I ran my first half marathon in Bath in 2 hours 14. How was your weekend?"
+    fence = "Ben: Quiet, we painted the fence green."
+    query = "How long did Nadia take for the half marathon in Bath?"
+    with Index.open(data_dir, clock=clock) as index:
+        texts = [h.text for h in search(index, query, record=False)]
+        monkeypatch.setattr(turns, "ASIDE_WORDS", 1000)
+        before = [h.text for h in search(index, query, record=False)]
+    assert texts[0] == first and fence not in texts
+    assert before[0] != first and fence in before
+
+
 def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
     """benchmarks/recall.py's hand-written parts: every question names turns that exist
     (the parser raises otherwise) and each part asks every kind of question."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from recall import HAND, HAND_LONG, HELD_OUT_HAND, KINDS, hand_conversations
+    from recall import HAND, HAND_LONG, HELD_OUT_HAND, KINDS, LONG, hand_conversations
 
-    for path in (HAND, HAND_LONG, HELD_OUT_HAND):
+    for path in (HAND, HAND_LONG, HELD_OUT_HAND, LONG):
         convs = hand_conversations(path)
         kinds = {q.kind for c in convs for q in c.questions}
         assert kinds == set(KINDS), path
