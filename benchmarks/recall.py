@@ -27,7 +27,8 @@ neighbour constants were tuned on it with ``--tune-neighbours``) and
 ``held-out-hand`` (recall-heldout-long.txt, written after that tuning by
 another method; reported once in session 34, and looked at as tuning
 material since session 38). ``long`` (recall-long-tune.txt, session 38):
-long turns that end by asking back, tuning material.
+long turns that end by asking back, tuning material; ``long-held-out``
+(recall-long-heldout.txt), written after by another method, never tuned on.
 """
 
 from __future__ import annotations
@@ -119,6 +120,8 @@ HAND_LONG = REPO / "tests" / "corpora" / "recall-hand-long.txt"
 HELD_OUT_HAND = REPO / "tests" / "corpora" / "recall-heldout-long.txt"
 #: Long turns that end by asking something back (session 38): tuning material.
 LONG = REPO / "tests" / "corpora" / "recall-long-tune.txt"
+#: Long turns, written after ASIDE_WORDS was chosen on LONG, by another method; never tuned on.
+LONG_HELD_OUT = REPO / "tests" / "corpora" / "recall-long-heldout.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -160,6 +163,8 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
         return hand_conversations(HELD_OUT_HAND)
     if part == "long":
         return hand_conversations(LONG)
+    if part == "long-held-out":
+        return hand_conversations(LONG_HELD_OUT)
     return conversations(part, count)
 
 
@@ -353,7 +358,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
         "--part",
-        choices=["tune", "held-out", "hand", "held-out-hand", "long", "both"],
+        choices=["tune", "held-out", "hand", "held-out-hand", "long", "long-held-out", "both"],
         default="both",
     )
     p.add_argument("--misses", action="store_true")

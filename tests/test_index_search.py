@@ -539,9 +539,17 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from recall import HAND, HAND_LONG, HELD_OUT_HAND, KINDS, LONG, hand_conversations
+    from recall import (
+        HAND,
+        HAND_LONG,
+        HELD_OUT_HAND,
+        KINDS,
+        LONG,
+        LONG_HELD_OUT,
+        hand_conversations,
+    )
 
-    for path in (HAND, HAND_LONG, HELD_OUT_HAND, LONG):
+    for path in (HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT):
         convs = hand_conversations(path)
         kinds = {q.kind for c in convs for q in c.questions}
         assert kinds == set(KINDS), path
