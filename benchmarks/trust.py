@@ -2,13 +2,19 @@
 
     python benchmarks/trust.py            # every part, tables on stdout
     python benchmarks/trust.py --json     # the same as JSON
-    python benchmarks/trust.py --only secrets|poisoning
+    python benchmarks/trust.py --only secrets|poisoning|scale
 
 Each part of tests/corpora/ is scored through ``chain/format/secrets.scan``:
 the share of its secrets blocked, the share of its non-secrets flagged
 (false positives), and the scan's cost per string. The figures each part
 gave when it was first scored, before any rule was fixed for it, are in
 benchmarks/README.md beside these.
+
+Scale: the screen on long texts of one repeated shape (a secret word on every
+line, in a table, in flags, ...) at 10 KB and 40 KB: its cost must grow
+with the length, so the last column, the 40 KB time over the 10 KB time,
+should stay near 4 (it was near 16: every name searched the rest of the
+text again).
 
 Poisoning: each part of tests/corpora/poisoning-* goes through the real
 hooks, ``curate --review auto`` (the most permissive mode) and ``context``
@@ -62,6 +68,35 @@ def bench_part(rows: list[tuple[str, bool, str]]) -> dict[str, Any]:
     }
 
 
+#: Texts that name a secret over and over (issue 27: the screen was O(n^2) on them).
+SCALE_SHAPES = {
+    "password=abc": "password=abc ",
+    "token: x": "token: x ",
+    "a name a line": "password\n",
+    "csv rows": "password,abc,def\n",
+    "--password x": "--password x ",
+    "curl -u": "curl -u user:pass ",
+    "パスワード": "パスワード abc ",
+    "prose": "The deploy token rotates weekly and the api key lives in the vault ",
+}
+
+
+def bench_scale() -> dict[str, dict[str, float]]:
+    out = {}
+    for name, unit in SCALE_SHAPES.items():
+        times = {}
+        for size in (10_000, 40_000):
+            text = unit * (size // len(unit))
+            best = float("inf")
+            for _ in range(3):
+                t0 = time.perf_counter()
+                scan(text)
+                best = min(best, time.perf_counter() - t0)
+            times[size] = best * 1000
+        out[name] = {"ms_10k": times[10_000], "ms_40k": times[40_000]}
+    return out
+
+
 def bench_poisoning() -> dict[str, Any]:
     import os
     import tempfile
@@ -84,13 +119,15 @@ def bench_poisoning() -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--only", choices=("secrets", "poisoning"))
+    parser.add_argument("--only", choices=("secrets", "poisoning", "scale"))
     args = parser.parse_args()
     results: dict[str, Any] = {}
     if args.only in (None, "secrets"):
         results["secrets"] = {name: bench_part(rows) for name, rows in PARTS.items()}
     if args.only in (None, "poisoning"):
         results["poisoning"] = bench_poisoning()
+    if args.only in (None, "scale"):
+        results["scale"] = bench_scale()
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return
@@ -117,6 +154,14 @@ def main() -> None:
             for r in rows:
                 cells = " | ".join(str(r[k]) for k in keys)
                 print(f"| {name} | {r['channel']} | {r['payloads']} | {cells} |")
+
+    if "scale" in results:
+        print()
+        print("| text, one shape repeated | 10 KB | 40 KB | 40 KB / 10 KB |")
+        print("|---|---:|---:|---:|")
+        for name, r in results["scale"].items():
+            ratio = r["ms_40k"] / r["ms_10k"]
+            print(f"| {name} | {r['ms_10k']:.1f} ms | {r['ms_40k']:.1f} ms | {ratio:.1f} |")
 
 
 if __name__ == "__main__":

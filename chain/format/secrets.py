@@ -50,7 +50,9 @@ import base64
 import binascii
 import math
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Final
 
 from .errors import InputError
@@ -578,8 +580,34 @@ _OTHER_THING: Final = frozenset(
 _SEED_WORDS: Final = _rx(r"(?:\s+[a-z]{3,8}){12,24}\b")
 
 
+class _Marks:
+    """Where a pattern's matches are in a text, found once: a rule that looks for the
+    clause around each name finds it by bisection, not by searching the text again from
+    each name (a text naming a secret word at every line cost O(n^2): 3 s for 20 KB)."""
+
+    __slots__ = ("ends", "groups", "starts")
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        found = list(pattern.finditer(text))
+        self.starts = [m.start() for m in found]
+        self.ends = [m.end() for m in found]
+        self.groups = [m.group(0) for m in found]
+
+
+def _clause_end(text: str, at: int, marks: _Marks) -> int:
+    """Where the clause that goes on at ``at`` ends: ``_CLAUSE_END.search(text, at)``'s
+    start, else the text's end."""
+    i = bisect_left(marks.starts, at)
+    if i and marks.ends[i - 1] > at:  # a mark began before ``at`` and runs past it
+        end = _CLAUSE_END.search(text, at)
+        return end.start() if end else len(text)
+    return marks.starts[i] if i < len(marks.starts) else len(text)
+
+
 def _named(text: str, found: list[Finding]) -> None:
     """Rule 3 for names in prose (any language): a value of secret shape in the clause."""
+    ends: _Marks | None = None  # each found once, when first needed
+    starts: _Marks | None = None
     for m in _PROSE_NAME.finditer(text):
         if m.group("key") and _PUBLIC_BEFORE.search(text, max(0, m.start() - 14), m.start()):
             continue
@@ -598,10 +626,12 @@ def _named(text: str, found: list[Finding]) -> None:
         if _DENIED.search(text, max(0, m.start() - 16), m.start()):
             continue
         if not generic:
-            _named_before(text, m, password, found)
-        end = _CLAUSE_END.search(text, m.end())
-        clause_end = end.start() if end else len(text)
-        every = list(_WORD.finditer(text, m.end(), clause_end))
+            starts = starts or _Marks(_CLAUSE_START, text)
+            _named_before(text, m, password, found, starts)
+        ends = ends or _Marks(_CLAUSE_END, text)
+        clause_end = _clause_end(text, m.end(), ends)
+        # the words a value may be among, and one more: whether the clause has more
+        every = list(islice(_WORD.finditer(text, m.end(), clause_end), _WINDOW_WORDS + 1))
         # tied: a copula or an assignment stands between the name and the next word
         tied = joined or text[m.end() : m.end() + 2].lstrip(" \t")[:1] in (":", "=", "：")
         previous = ""
@@ -676,15 +706,24 @@ _DENIED: Final = _rx(r"(?i)(?:\b(?:not|no|non|never|isn't|aren't|without)\s+(?:a
 _BEFORE_TIES: Final = frozenset(_words("is was as are for ( - — : ->"))
 
 
-def _named_before(text: str, m: re.Match[str], password: bool, found: list[Finding]) -> None:
+def _named_before(
+    text: str, m: re.Match[str], password: bool, found: list[Finding], starts: _Marks
+) -> None:
     """A value earlier in the clause that the name is said of: ``X is the NAME``."""
-    start = 0
-    for end in _CLAUSE_START.finditer(text, 0, m.start()):
-        word = text[text.rfind(" ", 0, end.start()) + 1 : end.start()]
-        if end.group(0) in "!?" and not word.isalpha():
+    start = 0  # after the last clause start before the name (``starts``: _CLAUSE_START's)
+    for j in range(bisect_left(starts.starts, m.start()) - 1, -1, -1):
+        at = starts.starts[j]
+        if starts.groups[j] in "!?" and not text[text.rfind(" ", 0, at) + 1 : at].isalpha():
             continue  # "s&NZ#hC&fjP! (...)": the mark ends a value, not a sentence
-        start = end.end()
-    words = list(_WORD.finditer(text, start, m.start()))[-7:]
+        start = starts.ends[j]
+        break
+    # its last seven words: looked for in the 256 characters before the name, unless fewer
+    # than eight are there (then the first might be cut, and is needed)
+    window = max(start, m.start() - 256)
+    words = list(_WORD.finditer(text, window, m.start()))
+    if window > start and len(words) < 8:
+        words = list(_WORD.finditer(text, start, m.start()))
+    words = words[-7:]
     tied = False
     for w in reversed(words):
         raw = w.group(0)
@@ -888,23 +927,24 @@ def _cells(line: str) -> list[str]:
 
 def _tables(text: str, found: list[Finding]) -> None:
     """A CSV or TSV header naming a secret column, and the rows below it; SQL VALUES."""
-    lines = text.splitlines()
-    for n, header in enumerate(lines[:-1]):
-        if header.count(",") + header.count("\t") < 1:
-            continue
-        names = _cells(header)
-        secret = [i for i, c in enumerate(names) if _FIELD.fullmatch(c) and _ident_kind(c)]
-        if not secret:
-            continue
-        for row in lines[n + 1 :]:
-            cells = _cells(row)
-            if len(cells) != len(names):
-                break
-            for i in secret:
-                v = cells[i]
-                if v and (_random_value(v) or _made_up(v, quoted=True)) and not _technical(v):
-                    at = text.find(v, text.find(row))
-                    found.append(Finding("password", at, at + len(v)))
+    # A header's rows are the lines after it with as many cells; it stops at the first
+    # line with another count. So the headers whose rows go on at a line all have that
+    # line's count, and one pass keeps the secret columns of all of them (every line was
+    # once read again as the header of the lines below it: O(n^2) in lines).
+    lines, whole = text.splitlines(), text.splitlines(keepends=True)
+    width, columns, at = -1, set[int](), 0
+    for n, (row, piece) in enumerate(zip(lines, whole, strict=True)):
+        cells = _cells(row)
+        if len(cells) != width:
+            width, columns = len(cells), set()
+        for i in sorted(columns):
+            v = cells[i]
+            if v and (_random_value(v) or _made_up(v, quoted=True)) and not _technical(v):
+                start = text.find(v, at)
+                found.append(Finding("password", start, start + len(v)))
+        if n < len(lines) - 1 and row.count(",") + row.count("\t") >= 1:
+            columns.update(i for i, c in enumerate(cells) if _FIELD.fullmatch(c) and _ident_kind(c))
+        at += len(piece)
     for m in _SQL_VALUES.finditer(text):
         names, values = _cells(m.group(1)), _cells(m.group(2))
         if len(names) != len(values):
