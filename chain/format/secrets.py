@@ -549,6 +549,10 @@ _WORD: Final = _rx(
     r"[^\s\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff0f\uff1a-\uff20]+"
 )
 _WINDOW_WORDS: Final = 8
+#: Rule 3 reads a name's clause at most this many characters on either side: a clause
+#: that long is not prose around a value, and reading it whole from every name cost
+#: O(n^2) on a text naming a secret word throughout (a minified file, a pasted config).
+_REACH: Final = 512
 _COMPARISONS: Final = frozenset(_words("<= >= == != === !== < >"))
 #: Lowercase words joined by hyphens or underscores: a name, never a key.
 _WORDS_JOINED: Final = _rx(r"[a-z]+(?:[-_][a-z]+)+")
@@ -629,7 +633,8 @@ def _named(text: str, found: list[Finding]) -> None:
             starts = starts or _Marks(_CLAUSE_START, text)
             _named_before(text, m, password, found, starts)
         ends = ends or _Marks(_CLAUSE_END, text)
-        clause_end = _clause_end(text, m.end(), ends)
+        # the clause goes on to its end mark, and at most _REACH characters
+        clause_end = min(_clause_end(text, m.end(), ends), m.end() + _REACH)
         # the words a value may be among, and one more: whether the clause has more
         every = list(islice(_WORD.finditer(text, m.end(), clause_end), _WINDOW_WORDS + 1))
         # tied: a copula or an assignment stands between the name and the next word
@@ -710,20 +715,19 @@ def _named_before(
     text: str, m: re.Match[str], password: bool, found: list[Finding], starts: _Marks
 ) -> None:
     """A value earlier in the clause that the name is said of: ``X is the NAME``."""
-    start = 0  # after the last clause start before the name (``starts``: _CLAUSE_START's)
+    # the clause goes back to the last clause start before the name, and at most _REACH
+    # characters (``starts``: _CLAUSE_START's marks in the text)
+    start = max(0, m.start() - _REACH)
     for j in range(bisect_left(starts.starts, m.start()) - 1, -1, -1):
         at = starts.starts[j]
-        if starts.groups[j] in "!?" and not text[text.rfind(" ", 0, at) + 1 : at].isalpha():
+        if at < start:
+            break
+        before = text[text.rfind(" ", start, at) + 1 : at]
+        if starts.groups[j] in "!?" and not before.isalpha():
             continue  # "s&NZ#hC&fjP! (...)": the mark ends a value, not a sentence
         start = starts.ends[j]
         break
-    # its last seven words: looked for in the 256 characters before the name, unless fewer
-    # than eight are there (then the first might be cut, and is needed)
-    window = max(start, m.start() - 256)
-    words = list(_WORD.finditer(text, window, m.start()))
-    if window > start and len(words) < 8:
-        words = list(_WORD.finditer(text, start, m.start()))
-    words = words[-7:]
+    words = list(_WORD.finditer(text, start, m.start()))[-7:]
     tied = False
     for w in reversed(words):
         raw = w.group(0)
