@@ -727,7 +727,13 @@ def _named_before(
             continue  # "s&NZ#hC&fjP! (...)": the mark ends a value, not a sentence
         start = starts.ends[j]
         break
-    words = list(_WORD.finditer(text, start, m.start()))[-7:]
+    # its last seven words: looked for in the last 96 characters first, then in the whole
+    # clause when fewer than eight are there (the first might be cut, and be needed)
+    near = max(start, m.start() - 96)
+    words = list(_WORD.finditer(text, near, m.start()))
+    if near > start and len(words) < 8:
+        words = list(_WORD.finditer(text, start, m.start()))
+    words = words[-7:]
     tied = False
     for w in reversed(words):
         raw = w.group(0)
