@@ -527,13 +527,14 @@ class ContentStore:
             os.close(fd)
             self._active = None
 
-    def put_batch(self, datas: list[bytes]) -> list[str]:
-        """Store many blobs (skipping ones already live or repeated); return their hashes."""
+    def put_batch(self, datas: list[bytes], digests: list[bytes] | None = None) -> list[str]:
+        """Store many blobs (skipping ones already live or repeated); return their hashes.
+        ``digests``: their BLAKE3 digests, when the caller has them already."""
         out: list[str] = []
         todo: list[tuple[bytes, bytes]] = []
         seen: set[bytes] = set()
-        for data in datas:
-            digest = blake3(data).digest()
+        for n, data in enumerate(datas):
+            digest = blake3(data).digest() if digests is None else digests[n]
             out.append("b3:" + digest.hex())
             if digest in seen:
                 continue

@@ -10,7 +10,7 @@ from .entry import CONTENT_TYPES, MAX_META_BYTES, MAX_META_DEPTH, ORIGINS, SOURC
 from .errors import InputError
 from .patterns import lazy
 
-__all__ = ["NewEntry", "check_content", "check_secrets"]
+__all__ = ["NewEntry", "check_content", "check_secrets", "screen_parts", "secret_parts"]
 
 _DAY: Final = lazy(r"\d{4}-\d{2}-\d{2}")
 
@@ -88,10 +88,26 @@ def check_secrets(item: NewEntry, *, allow: bool) -> None:
     """The secret gate for the chain: content and metadata (SecretError, exit 2)."""
     if allow:
         return
-    from .secrets import check as check_secret_text  # its patterns: only when adding
+    failed = screen_parts(*secret_parts(item))
+    if failed is not None:
+        raise failed
 
-    check_secret_text(item.content.decode("utf-8"), hint=ALLOW_SECRET_HINT)
-    if item.meta:
-        check_secret_text(
-            canonical(item.meta).decode("utf-8"), what="metadata", hint=ALLOW_SECRET_HINT
-        )
+
+def secret_parts(item: NewEntry) -> tuple[bytes, bytes | None]:
+    """What the secret gate reads of an entry: its content, and its metadata's canonical
+    bytes when it has any."""
+    return item.content, canonical(item.meta) if item.meta else None
+
+
+def screen_parts(content: bytes, meta: bytes | None) -> InputError | None:
+    """The SecretError check_secrets raises for these parts (secret_parts), or None."""
+    from .secrets import SecretError  # its patterns: only when adding
+    from .secrets import check as check_secret_text
+
+    try:
+        check_secret_text(content.decode("utf-8"), hint=ALLOW_SECRET_HINT)
+        if meta is not None:
+            check_secret_text(meta.decode("utf-8"), what="metadata", hint=ALLOW_SECRET_HINT)
+    except SecretError as exc:
+        return exc
+    return None

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import orjson
+from blake3 import blake3
 
 from ..content.store import ContentStore
-from ..format.canonical import b3, canonical
+from ..format.canonical import HASH_PREFIX, b3, canonical
 from ..format.config import Config, Layout, resolve_state_dir
 from ..format.entry import (
     FORMAT_VERSION,
@@ -72,6 +73,7 @@ from ..verify.incremental import (
 from .head import Head, recover, save_head
 from .journal import Spool, append_spool, roll_forward
 from .keyfiles import finish_rotation
+from .screen import Screen
 
 _T = TypeVar("_T")
 
@@ -123,6 +125,9 @@ def self_checked(obj: dict[str, Any], signer: Signer) -> bytes:
 
 #: Items add_stream checks, stores and signs at a time (its memory is about 3 KB an item).
 STREAM_CHUNK = 4096
+#: A chunk of at least this many items is screened for secrets by a forked child while it
+#: is signed (chain/store/screen.py): a fork costs a few ms, the screen 27 us an item.
+SCREEN_BESIDE = 512
 
 
 class Streamed(NamedTuple):
@@ -140,6 +145,55 @@ def _check_item(item: NewEntry, i: int, limit: int, allow_secret: bool) -> None:
         check_secrets(item, allow=allow_secret)
     except InputError as exc:
         raise type(exc)(f"batch item {i}: {exc.message}", hint=exc.hint) from None
+
+
+def _check_chunk(
+    batch: list[NewEntry],
+    first: int,
+    limit: int,
+    allow_secret: bool,
+    screen: Screen | None,
+    checks: str,
+) -> None:
+    """_check_item of each item, numbered from ``first`` (only its secret screen with
+    ``checks`` "secrets"); with ``screen`` (which screens the chunk for secrets meanwhile)
+    every check but the screen's, and an item that fails one is reported unless the
+    screen finds a secret in an item before it."""
+    if checks == "secrets":
+        if screen is None and not allow_secret:
+            for i, item in enumerate(batch, first):
+                try:
+                    check_secrets(item, allow=False)
+                except InputError as exc:
+                    raise type(exc)(f"batch item {i}: {exc.message}", hint=exc.hint) from None
+        return
+    if screen is None:
+        for i, item in enumerate(batch, first):
+            _check_item(item, i, limit, allow_secret)
+        return
+    i = first
+    try:
+        for i, item in enumerate(batch, first):
+            _check_item(item, i, limit, True)
+    except InputError:
+        failed = screen.verdict()
+        if failed is not None and first + failed[0] < i:
+            raise _secret(first, failed) from None
+        raise
+
+
+def _raise_secret(screen: Screen | None, first: int) -> None:
+    """Raise the SecretError of the chunk's first item the screen found a secret in."""
+    failed = screen.verdict() if screen is not None else None
+    if failed is not None:
+        raise _secret(first, failed)
+
+
+def _secret(first: int, failed: tuple[int, str, str | None]) -> InputError:
+    """The error _check_item raises for a chunk's item the screen found a secret in."""
+    from ..format.secrets import SecretError  # its patterns: only when adding
+
+    return SecretError(f"batch item {first + failed[0]}: {failed[1]}", hint=failed[2])
 
 
 def _past(head: Head, line: bytes, digest: str, ts: str) -> None:
@@ -521,6 +575,19 @@ class Ledger:
             ) from None
         return self._advance(head, [line])[0]
 
+    def _sign(
+        self, shadow: Head, batch: list[NewEntry], hashes: list[str], ts: str, signer: Any
+    ) -> list[tuple[dict[str, Any], bytes, str]]:
+        """Each item's entry, signed line and hash, ``shadow`` moved past them."""
+        signed = []
+        for item, content_hash in zip(batch, hashes, strict=True):
+            obj = self._entry(shadow, item, content_hash, ts)
+            line = self_checked(obj, signer)
+            digest = b3(line)
+            _past(shadow, line, digest, obj["ts"])
+            signed.append((obj, line, digest))
+        return signed
+
     def _content(self, write: Callable[..., _T], *args: Any) -> _T:
         """Run a content store write; its OSError becomes an OperationalError."""
         try:
@@ -562,10 +629,24 @@ class Ledger:
         if not items:
             raise InputError("the batch is empty")
         limit = self.config.max_content_bytes
-        for i, item in enumerate(items, 1):
-            _check_item(item, i, limit, allow_secret)
+        if allow_secret or len(items) < SCREEN_BESIDE:
+            for i, item in enumerate(items, 1):
+                _check_item(item, i, limit, allow_secret)
+            checks = "none"
+        else:
+            # a long batch: every check but the secret screen now, before the lock; the
+            # screen runs beside the signing (chain/store/screen.py), and nothing is
+            # written before its verdict on every item
+            for i, item in enumerate(items, 1):
+                try:
+                    _check_item(item, i, limit, True)
+                except InputError:
+                    for j, earlier in enumerate(items[: i - 1], 1):
+                        _check_item(earlier, j, limit, False)  # an earlier item's secret
+                    raise
+            checks = "secrets"
         out: list[Appended] = []
-        self._append_stream(items, allow_secret, len(items), out, checked=True)
+        self._append_stream(items, allow_secret, len(items), out, checks=checks)
         return out
 
     def add_stream(
@@ -581,7 +662,7 @@ class Ledger:
         leaves the chain as it was; blobs of the chunks before it stay in
         the packs as records no entry names, as after a crash.
         """
-        return self._append_stream(items, allow_secret, chunk, None, checked=False)
+        return self._append_stream(items, allow_secret, chunk, None, checks="all")
 
     def _append_stream(
         self,
@@ -590,8 +671,11 @@ class Ledger:
         chunk: int,
         out: list[Appended] | None,
         *,
-        checked: bool,
+        checks: str,
     ) -> Streamed:
+        """Append ``items`` through the journal, all or nothing. ``checks``: which of
+        _check_item's checks are still to be made here: "all", "secrets" (the screen
+        only) or "none"."""
         limit = self.config.max_content_bytes
         signer = self.signer()
         with self.locked() as (fd, head):
@@ -608,19 +692,30 @@ class Ledger:
                 frontier=head.frontier.copy(),
             )
             spool = Spool(self.layout.spool)
+            screen: Screen | None = None
             try:
                 it = iter(items)
                 while batch := list(itertools.islice(it, chunk)):
-                    if not checked:
-                        for i, item in enumerate(batch, shadow.size - head.size + 1):
-                            _check_item(item, i, limit, allow_secret)
-                    hashes = self._content(self.store.put_batch, [i.content for i in batch])
-                    for item, content_hash in zip(batch, hashes, strict=True):
-                        obj = self._entry(shadow, item, content_hash, ts)
-                        line = self_checked(obj, signer)
-                        digest = b3(line)
+                    first = shadow.size - head.size + 1
+                    screen = None
+                    if checks != "none":
+                        if not allow_secret and len(batch) >= SCREEN_BESIDE:
+                            # a long batch: its secret screen runs beside (chain/store/screen.py)
+                            screen = Screen.fork(batch)
+                        _check_chunk(batch, first, limit, allow_secret, screen, checks)
+                    contents = [i.content for i in batch]
+                    if screen is not None:
+                        # sign while the child screens; write nothing before its verdict
+                        digests = [blake3(c).digest() for c in contents]
+                        hashes = [HASH_PREFIX + d.hex() for d in digests]
+                        signed = self._sign(shadow, batch, hashes, ts, signer)
+                        _raise_secret(screen, first)
+                        self._content(self.store.put_batch, contents, digests)
+                    else:
+                        hashes = self._content(self.store.put_batch, contents)
+                        signed = self._sign(shadow, batch, hashes, ts, signer)
+                    for obj, line, digest in signed:
                         spool.write(line + b"\n")
-                        _past(shadow, line, digest, obj["ts"])
                         if out is not None:
                             out.append(
                                 Appended(obj["seq"], digest, obj["ts"], obj["content"], line)
@@ -630,6 +725,8 @@ class Ledger:
                 self._content(self.store.sync)
                 append_spool(self.layout, fd, head.offset, spool)
             finally:
+                if screen is not None:
+                    screen.close()
                 spool.close()
             done = Streamed(head.size, shadow.size - head.size, head.offset, shadow.offset)
             for name in ("size", "offset", "last_offset", "hash", "ts", "frontier"):
