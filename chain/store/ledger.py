@@ -577,16 +577,15 @@ class Ledger:
 
     def _sign(
         self, shadow: Head, batch: list[NewEntry], hashes: list[str], ts: str, signer: Any
-    ) -> list[tuple[dict[str, Any], bytes, str]]:
-        """Each item's entry, signed line and hash, ``shadow`` moved past them."""
-        signed = []
+    ) -> Iterator[Appended]:
+        """Each item's signed line and what add_batch returns of it, ``shadow`` moved past
+        each as it is yielded."""
         for item, content_hash in zip(batch, hashes, strict=True):
             obj = self._entry(shadow, item, content_hash, ts)
             line = self_checked(obj, signer)
             digest = b3(line)
             _past(shadow, line, digest, obj["ts"])
-            signed.append((obj, line, digest))
-        return signed
+            yield Appended(obj["seq"], digest, obj["ts"], obj["content"], line)
 
     def _content(self, write: Callable[..., _T], *args: Any) -> _T:
         """Run a content store write; its OSError becomes an OperationalError."""
@@ -704,22 +703,23 @@ class Ledger:
                             screen = Screen.fork(batch)
                         _check_chunk(batch, first, limit, allow_secret, screen, checks)
                     contents = [i.content for i in batch]
+                    signed: Iterable[Appended]
                     if screen is not None:
                         # sign while the child screens; write nothing before its verdict
                         digests = [blake3(c).digest() for c in contents]
                         hashes = [HASH_PREFIX + d.hex() for d in digests]
-                        signed = self._sign(shadow, batch, hashes, ts, signer)
+                        signed = list(self._sign(shadow, batch, hashes, ts, signer))
                         _raise_secret(screen, first)
                         self._content(self.store.put_batch, contents, digests)
                     else:
                         hashes = self._content(self.store.put_batch, contents)
                         signed = self._sign(shadow, batch, hashes, ts, signer)
-                    for obj, line, digest in signed:
-                        spool.write(line + b"\n")
+                    for appended in signed:
+                        spool.write(appended.line + b"\n")
                         if out is not None:
-                            out.append(
-                                Appended(obj["seq"], digest, obj["ts"], obj["content"], line)
-                            )
+                            out.append(appended)
+                    # the next chunk is read without this one's held (memory flat in the batch)
+                    del batch, contents, hashes, signed
                 if shadow.size == head.size:
                     raise InputError("the batch is empty")
                 self._content(self.store.sync)
