@@ -211,45 +211,45 @@ def read(
     if fmt == "buffer":
         _read_buffer(bytes(data[:complete]), batch, first_line)
     else:
-        with memoryview(data) as view:
-            _read_records(data, view, complete, fmt, batch, first_line, lean)
+        _read_records(data, complete, fmt, batch, first_line, lean)
     if batch.partial:
         batch.skipped["partial-line"] += 1
     return batch
 
 
 def _read_records(
-    data: bytearray, view: memoryview, end: int, fmt: str, batch: Batch, first: int, lean: bool
+    data: bytearray, end: int, fmt: str, batch: Batch, first: int, lean: bool
 ) -> None:
     """The JSON lines of ``data[:end]`` (which ends with LF) into ``batch``. A line ends
-    at LF (a CR before it is JSON whitespace); each is parsed in place from ``view``, not
-    copied out first."""
+    at LF (a CR before it is JSON whitespace); each is parsed in place, not copied out
+    first."""
     parse = _PARSERS[fmt]
     needed = _NEEDED.get(fmt, ()) if lean else ()
     skipped = batch.skipped
     start, number = 0, first - 1
-    while start < end:
-        stop = data.index(b"\n", start, end)
-        at, start = start, stop + 1
-        number += 1
-        batch.lines += 1
-        if at == stop or (data[at] in b" \t\r" and not data[at:stop].strip()):
-            continue
-        if stop - at > MAX_RECORD_BYTES:
-            skipped["too-large"] += 1
-            continue
-        if needed and not any(data.find(word, at, stop) >= 0 for word in needed):
-            skipped["not-needed"] += 1
-            continue
-        try:
-            obj = orjson.loads(view[at:stop])
-        except orjson.JSONDecodeError:
-            skipped[_why_not_json(data[at:stop])] += 1
-            continue
-        if not isinstance(obj, dict):
-            skipped["not-an-object"] += 1
-            continue
-        parse(obj, number, batch)
+    with memoryview(data) as view:
+        while start < end:
+            stop = data.index(b"\n", start, end)
+            at, start = start, stop + 1
+            number += 1
+            batch.lines += 1
+            if at == stop or (data[at] in b" \t\r" and not data[at:stop].strip()):
+                continue
+            if stop - at > MAX_RECORD_BYTES:
+                skipped["too-large"] += 1
+                continue
+            if needed and not any(data.find(word, at, stop) >= 0 for word in needed):
+                skipped["not-needed"] += 1
+                continue
+            try:
+                obj = orjson.loads(view[at:stop])
+            except orjson.JSONDecodeError:
+                skipped[_why_not_json(data[at:stop])] += 1
+                continue
+            if not isinstance(obj, dict):
+                skipped["not-an-object"] += 1
+                continue
+            parse(obj, number, batch)
 
 
 def _why_not_json(raw: bytes | bytearray) -> str:

@@ -589,13 +589,12 @@ class _Marks:
     clause around each name finds it by bisection, not by searching the text again from
     each name (a text naming a secret word at every line cost O(n^2): 3 s for 20 KB)."""
 
-    __slots__ = ("ends", "groups", "starts")
+    __slots__ = ("ends", "starts")
 
     def __init__(self, pattern: re.Pattern[str], text: str) -> None:
         found = list(pattern.finditer(text))
         self.starts = [m.start() for m in found]
         self.ends = [m.end() for m in found]
-        self.groups = [m.group(0) for m in found]
 
 
 def _clause_end(text: str, at: int, marks: _Marks) -> int:
@@ -723,7 +722,7 @@ def _named_before(
         if at < start:
             break
         before = text[text.rfind(" ", start, at) + 1 : at]
-        if starts.groups[j] in "!?" and not before.isalpha():
+        if text[at] in "!?" and not before.isalpha():  # a clause start is one character
             continue  # "s&NZ#hC&fjP! (...)": the mark ends a value, not a sentence
         start = starts.ends[j]
         break
@@ -943,7 +942,7 @@ def _tables(text: str, found: list[Finding]) -> None:
     # once read again as the header of the lines below it: O(n^2) in lines).
     lines, whole = text.splitlines(), text.splitlines(keepends=True)
     width, columns, at = -1, set[int](), 0
-    for n, (row, piece) in enumerate(zip(lines, whole, strict=True)):
+    for row, piece in zip(lines, whole, strict=True):
         cells = _cells(row)
         if len(cells) != width:
             width, columns = len(cells), set()
@@ -952,7 +951,7 @@ def _tables(text: str, found: list[Finding]) -> None:
             if v and (_random_value(v) or _made_up(v, quoted=True)) and not _technical(v):
                 start = text.find(v, at)
                 found.append(Finding("password", start, start + len(v)))
-        if n < len(lines) - 1 and row.count(",") + row.count("\t") >= 1:
+        if row.count(",") + row.count("\t") >= 1:  # it may head the lines below it
             columns.update(i for i, c in enumerate(cells) if _FIELD.fullmatch(c) and _ident_kind(c))
         at += len(piece)
     for m in _SQL_VALUES.finditer(text):

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 from blake3 import blake3
@@ -73,7 +73,9 @@ from ..verify.incremental import (
 from .head import Head, recover, save_head
 from .journal import Spool, append_spool, roll_forward
 from .keyfiles import finish_rotation
-from .screen import Screen
+
+if TYPE_CHECKING:  # the screen (pickle, signal) is imported only for a long batch
+    from .screen import Failed, Screen
 
 _T = TypeVar("_T")
 
@@ -189,7 +191,7 @@ def _raise_secret(screen: Screen | None, first: int) -> None:
         raise _secret(first, failed)
 
 
-def _secret(first: int, failed: tuple[int, str, str | None]) -> InputError:
+def _secret(first: int, failed: Failed) -> InputError:
     """The error _check_item raises for a chunk's item the screen found a secret in."""
     from ..format.secrets import SecretError  # its patterns: only when adding
 
@@ -700,6 +702,8 @@ class Ledger:
                     if checks != "none":
                         if not allow_secret and len(batch) >= SCREEN_BESIDE:
                             # a long batch: its secret screen runs beside (chain/store/screen.py)
+                            from .screen import Screen
+
                             screen = Screen.fork(batch)
                         _check_chunk(batch, first, limit, allow_secret, screen, checks)
                     contents = [i.content for i in batch]

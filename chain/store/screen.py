@@ -32,7 +32,7 @@ from typing import Final
 
 from ..format.newentry import NewEntry, screen_parts, secret_parts
 
-__all__ = ["Screen"]
+__all__ = ["Failed", "Screen"]
 
 #: What the child answers when it could not screen an item: the parent screens from it.
 _UNSCREENED: Final = "unscreened"
