@@ -24,49 +24,80 @@ from typing import Final
 __all__ = ["NAMES", "features", "keys"]
 
 
-class _Family:
-    """A family of cue words or phrases (``|``-separated), matched as whole words.
+class _Cues:
+    """Every cue family at once, as one index of words and phrases.
 
-    Plain words are looked up in a set of the statement's words (one hash per
-    word: a regular expression of a hundred alternatives costs a hundred tries
-    at every position); what is left (phrases, patterns) is one expression.
-    Either way a match is a whole word: not inside a longer word, nor before or
-    after an apostrophe (``it`` does not match ``it's``).
+    Each plain word or phrase of a family (``|``-separated alternatives, matched as
+    whole words, case-insensitively) maps to the set of families that hold it, as bits
+    of an int. A statement's words and its phrases (runs of words joined by one space
+    or hyphen, from a word that starts some phrase) are looked up once each, so the cost
+    is a hash per word, not a regular expression per family: a family of a hundred
+    alternatives would cost a hundred tries at every position. What is not plain after
+    its optional parts are spelled out (``\\w+``, ``\\d``, a comma) stays one
+    expression per family, tried only when the family's bit is not set yet. A match is
+    a whole word: not inside a longer word, nor before or after an apostrophe (``it``
+    does not match ``it's``).
     """
 
-    __slots__ = ("phrases", "rest", "words")
+    __slots__ = ("index", "leads", "longest", "names", "patterns")
 
-    def __init__(self, alternatives: str) -> None:
-        words: set[str] = set()
-        phrases: dict[str, list[str]] = {}
-        rest: list[str] = []
-        for alt in (v for a in _top_level(alternatives) for v in _variants(a)):
-            lead = _LEAD_WORD.match(alt)
-            if _PLAIN.fullmatch(alt):
-                words.add(alt.casefold())
-            elif lead:  # a phrase: tried only when its first word is in the statement
-                phrases.setdefault(lead.group(1).casefold(), []).append(alt)
-            else:
-                rest.append(alt)
-        self.words = frozenset(words)
-        self.phrases = {w: _whole(alts) for w, alts in phrases.items()}
-        self.rest = _whole(rest) if rest else None
+    def __init__(self, families: tuple[tuple[str, str], ...]) -> None:
+        self.names = tuple(name for name, _ in families)
+        self.index: dict[str, int] = {}
+        self.patterns: list[tuple[int, re.Pattern[str]]] = []
+        leads: set[str] = set()
+        longest = 1
+        for bit, (_, alternatives) in enumerate(families):
+            rest: list[str] = []
+            for alt in (v for a in _top_level(alternatives) for v in _variants(a)):
+                if _PLAIN_PHRASE.fullmatch(alt):
+                    key = alt.casefold()
+                    self.index[key] = self.index.get(key, 0) | 1 << bit
+                    words = _TOKEN.findall(key)
+                    if len(words) > 1:
+                        leads.add(words[0])
+                        longest = max(longest, len(words))
+                else:
+                    rest.append(alt)
+            if rest:
+                self.patterns.append((bit, _whole(rest)))
+        self.leads = frozenset(leads)
+        self.longest = longest
 
-    def search(self, text: str, tokens: frozenset[str]) -> bool:
-        if not self.words.isdisjoint(tokens):
-            return True
-        for word in tokens.intersection(self.phrases):
-            if self.phrases[word].search(text) is not None:
-                return True
-        return self.rest is not None and self.rest.search(text) is not None
+    def find(self, body: str) -> tuple[int, frozenset[str]]:
+        """The bits of the families ``body`` holds a cue of, and its words (casefolded)."""
+        folded = body.casefold()
+        found = [(m.group(), m.end(), m.start()) for m in _TOKEN.finditer(folded)]
+        words = frozenset(w for w, _, _ in found)
+        index, bits = self.index, 0
+        for word in words:
+            bits |= index.get(word, 0)
+        if not self.leads.isdisjoint(words):
+            leads = self.leads
+            for i, (word, end, _) in enumerate(found):
+                if word not in leads:
+                    continue
+                phrase = word
+                for nxt, nxt_end, nxt_start in found[i + 1 : i + self.longest]:
+                    between = folded[end:nxt_start]
+                    if between != " " and between != "-":
+                        break
+                    phrase = f"{phrase}{between}{nxt}"
+                    bits |= index.get(phrase, 0)
+                    end = nxt_end
+        for bit, pattern in self.patterns:
+            if not bits >> bit & 1 and pattern.search(body) is not None:
+                bits |= 1 << bit
+        return bits, words
 
 
 def _whole(alternatives: list[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w'])(?:" + "|".join(alternatives) + r")(?![\w'])", re.I)
 
 
-_PLAIN: Final = re.compile(r"[^\W\d_][\w']*")
-_LEAD_WORD: Final = re.compile(r"([^\W\d_][\w']*)(?: |-[^\W\d_])")
+#: A plain word or phrase: words of letters, digits and apostrophes (starting with a
+#: letter) joined by one space or hyphen.
+_PLAIN_PHRASE: Final = re.compile(r"[^\W\d_][\w']*(?:[ -][\w']+)*")
 #: A statement's words, as the families see them.
 _TOKEN: Final = re.compile(r"[\w']+")
 
@@ -88,14 +119,17 @@ def _top_level(pattern: str) -> list[str]:
     return out
 
 
-_OPTIONAL: Final = re.compile(r"\(\?:([^()]*)\)\?|([\w'])\?")
+_OPTIONAL: Final = re.compile(r"\(\?:([^()]*)\)\?|([\w'-])\?")
 _GROUP: Final = re.compile(r"\(\?:([^()]*)\)")
+#: A class of single characters or a range of them: ``[sz]``, ``[1-4]``.
+_CLASS: Final = re.compile(r"\[(\w(?:-\w)?(?:\w(?:-\w)?)*)\]")
 _SIMPLE: Final = re.compile(r"[\w' -]+")
 
 
 def _variants(alt: str) -> list[str]:
-    """The plain spellings an alternative stands for (``i'?ll`` -> ``ill``, ``i'll``), so
-    that they are looked up as words; an alternative with other syntax is kept whole."""
+    """The plain spellings an alternative stands for (``i'?ll`` -> ``ill``, ``i'll``;
+    ``standardi[sz]e``; ``q[1-4]``), so that they are looked up as words; an alternative
+    with other syntax is kept whole."""
     out = _expand(alt)
     if len(out) > 16 or not all(_SIMPLE.fullmatch(v) for v in out):
         return [alt]
@@ -106,23 +140,27 @@ def _expand(alt: str) -> list[str]:
     m = _OPTIONAL.search(alt)
     if m is not None:
         options = ["", *m.group(1).split("|")] if m.group(1) is not None else ["", m.group(2)]
-    else:
-        m = _GROUP.search(alt)
-        if m is None:
-            return [alt]
+    elif (m := _GROUP.search(alt)) is not None:
         options = m.group(1).split("|")
+    elif (m := _CLASS.search(alt)) is not None:
+        spec, options, i = m.group(1), [], 0
+        while i < len(spec):
+            if i + 2 < len(spec) and spec[i + 1] == "-":
+                options += [chr(c) for c in range(ord(spec[i]), ord(spec[i + 2]) + 1)]
+                i += 3
+            else:
+                options.append(spec[i])
+                i += 1
+    else:
+        return [alt]
     return [v for o in options for v in _expand(alt[: m.start()] + o + alt[m.end() :])]
 
 
-def _rx(words: str) -> _Family:
-    return _Family(words)
-
-
 #: Cue families: (name, pattern). Written from general usage, not from a corpus.
-_CUES: Final[tuple[tuple[str, _Family], ...]] = (
+_FAMILIES: Final[tuple[tuple[str, str], ...]] = (
     (
         "pref",
-        _rx(
+        (
             r"prefer|prefers|preferred|preference|rather|like it|i like|i love|i hate|hate it|"
             r"don'?t like|do not like|not like|hate|love|appreciate|personally|more of a|"
             r"person than|going forward|"
@@ -133,7 +171,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "norm",
-        _rx(
+        (
             r"always|never|must|mustn'?t|have to|has to|need to|needs to|should|shouldn'?t|"
             r"make sure|ensure|avoid|only|every time|whenever|from now on|going forward|"
             r"no more|required|mandatory|not allowed|forbidden|at all times|by default|"
@@ -143,7 +181,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "decide",
-        _rx(
+        (
             r"decided|decide|decision|going with|go with|chose|chosen|choose|picked|pick|"
             r"settled|agreed|agree|final|standardi[sz]e|it is|deprecate|adopt|adopted|"
             r"switch(?:ed)? to|moving to|move to|approved|the plan is|we'?ll use|drop|ditch|"
@@ -153,14 +191,14 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "commit",
-        _rx(
+        (
             r"promised|promise|i'?ll|i will|we'?ll|we will|deadline|due|owe|on the hook|"
             r"committed|commit to|deliver|hand over|hand in|ship|by|before|until|i'?m on it"
         ),
     ),
     (
         "when",
-        _rx(
+        (
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
             r"today|next week|this week|end of (?:the )?(?:day|week|month|sprint|quarter)|"
             r"eod|eow|sprint|quarter|q[1-4]|january|february|march|april|may|june|july|"
@@ -170,7 +208,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "who",
-        _rx(
+        (
             r"my name|call me|i'?m a|i am a|i'?m an|i am an|i'?m the|i am the|i work|"
             r"engineer|developer|lead|manager|designer|owner|owns|own|in charge|"
             r"responsible for|ask \w+ about|timezone|time zone|based in|i live|pronouns|"
@@ -183,7 +221,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "fix",
-        _rx(
+        (
             r"no|nope|nah|wrong|actually|that'?s not|not that|i said|again|stop|instead|"
             r"keep (?:using|reaching|suggesting|adding|doing)|switched|mistake|incorrect|"
             r"isn'?t right|not right|we don'?t|we do not|don'?t use|not how|you used|"
@@ -193,7 +231,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "tooling",
-        _rx(
+        (
             r"run|runs|running|command|script|cli|invoke|target|task|make|npm|pnpm|yarn|npx|"
             r"uv|pip|pipx|poetry|hatch|tox|nox|cargo|rustup|go|gradle|gradlew|mvn|maven|"
             r"bazel|deno|bun|nx|turbo|just|rake|bundle|docker|podman|kubectl|helm|"
@@ -204,7 +242,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "project",
-        _rx(
+        (
             r"we|our|us|the team|this (?:repo|repository|project|codebase|service|app)|"
             r"in this repo|here|the repo|the project|the codebase|the service|the app|"
             r"the api|the backend|the frontend|the database|the db|ci|staging|prod|"
@@ -214,7 +252,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "shape",
-        _rx(
+        (
             r"named|naming|name|called|prefixed|suffixed|prefix|suffix|case|camelcase|"
             r"snake_case|kebab-case|pascalcase|format|formatted|style|pattern|layout|"
             r"live|lives|go in|goes in|belong|belongs|under|inside|stored|kept|put|"
@@ -224,14 +262,14 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "state",
-        _rx(
+        (
             r"is|are|was|runs on|run on|has|have|there'?s|there is|there are|since|about|"
             r"version|located|hosted|lives on|sits|uses|allow|allows|limit|only|still"
         ),
     ),
     (
         "schedule",
-        _rx(
+        (
             r"every (?:night|day|morning|evening|week|month|hour|sunday|monday|tuesday|"
             r"wednesday|thursday|friday|saturday)|nightly|daily|weekly|hourly|monthly|"
             r"at \d{1,2}(?::\d\d)? ?(?:am|pm)|utc|cron|until|since|gets (?:wiped|reset|"
@@ -241,7 +279,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "remember",
-        _rx(
+        (
             r"remember|note|noted|keep in mind|bear in mind|don'?t forget|do not forget|"
             r"for future reference|for later|for next time|save this|worth remembering|"
             r"memo|fyi|heads up|take note|write (?:this|that) down"
@@ -249,14 +287,14 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "ask",
-        _rx(
+        (
             r"what|why|how|where|which|who|when|can you|could you|would you|will you|"
             r"do you|did you|are you|is there|any idea|wonder|wondering"
         ),
     ),
     (
         "oneoff",
-        _rx(
+        (
             r"this one|that one|this time|for now|right now|now|today|for me|for this|"
             r"this task|these changes|the last|just this|once|please|pls|look at|check|"
             r"fix|open|revert|rename|refactor|add a|update the|write a|for this task"
@@ -264,7 +302,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "chat",
-        _rx(
+        (
             r"thanks|thank you|thx|ty|cool|nice|great|perfect|awesome|lol|haha|ok|okay|yep|"
             r"yes|yeah|sure|sounds good|good morning|hi|hello|hey|brb|ugh|hmm|oops|wow|"
             r"coffee|tired|lunch|no worries|no problem|no thanks|no rush|not relevant|"
@@ -273,21 +311,21 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "maybe",
-        _rx(
+        (
             r"maybe|perhaps|might|could|what if|i guess|not sure|option|later|think about|"
             r"should we|shall we|how about|considering|consider|idea|possibly|probably"
         ),
     ),
     (
         "other",
-        _rx(
+        (
             r"said|says|say|claims?|according to|the blog|the article|the post|someone|"
             r"somebody|they told|told me|heard|read that|apparently"
         ),
     ),
     (
         "recall",
-        _rx(
+        (
             r"i remember|i recall|i forgot|i don'?t remember|remember when|reminds me|"
             r"remember to|if you remember|remember, remember|i'?m a (?:little|bit) confused|"
             r"i'?d be curious|curious|interesting|some projects|some people|in general"
@@ -295,7 +333,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "deny",
-        _rx(
+        (
             r"never agreed|not saying|haven'?t decided|didn'?t decide|did not decide|"
             r"not decided|not sure|not yet|didn'?t agree|no decision"
         ),
@@ -303,7 +341,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     # other languages: German, French, Spanish, Portuguese, Italian, Dutch
     (
         "l_norm",
-        _rx(
+        (
             r"immer|nie|niemals|nur|stets|jede|jeder|jedes|kein|keine|muss|müssen|bitte|"
             r"toujours|jamais|chaque|seulement|il faut|doit|doivent|obligatoire|"
             r"s'il te plaît|siempre|nunca|cada|solo|hay que|debe|deben|obligatorio|"
@@ -314,7 +352,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "l_pref",
-        _rx(
+        (
             r"bevorzuge|lieber|mag|hätte gern|ich möchte|préfère|préfèrent|aime|j'aimerais|"
             r"prefiero|prefiere|me gusta|me gustaría|prefiro|gosto|gostaria|preferisco|"
             r"mi piace|preferirei|liever|voorkeur|ik hou van"
@@ -322,7 +360,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "l_project",
-        _rx(
+        (
             r"wir|unser|unsere|hier|projekt|on|nous|notre|ici|projet|ce projet|"
             r"usamos|nuestro|nuestra|aquí|proyecto|este repo|a gente|nosso|nossa|aqui|"
             r"projeto|verwenden|utilise|utilisons|usa|uso|noi|nostro|nostra|qui|progetto|"
@@ -331,14 +369,14 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "l_decide",
-        _rx(
+        (
             r"entschieden|beschlossen|décidé|choisi|decidimos|decidido|elegimos|escolhemos|"
             r"decidiu|deciso|abbiamo deciso|scelto|besloten|gekozen"
         ),
     ),
     (
         "l_remember",
-        _rx(
+        (
             r"merk dir|vergiss nicht|souviens-toi|n'oublie pas|recuerda|no olvides|"
             r"lembre-se|lembra|não esqueça|ricordati|ricorda|non dimenticare|onthoud|"
             r"vergeet niet"
@@ -346,7 +384,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "l_commit",
-        _rx(
+        (
             r"ich werde|ich mache|ich schreibe|ich kümmere mich|je vais|je m'occupe|je ferai|"
             r"voy a|me encargo|preparo|reviso|eu vou|vou|vamos|farò|mi occupo io|scrivo io|"
             r"ik ga|ik regel|ik zal|morgen|demain|ce soir|mañana|esta tarde|amanhã|hoje|"
@@ -355,7 +393,7 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "l_fix",
-        _rx(
+        (
             r"nein|falsch|schon wieder|non|faux|pas le bon|c'est pas|tu t'es trompé|encore|"
             r"no es|incorrecto|te equivocaste|otra vez|errado|não é|de novo|sbagliato|"
             r"hai sbagliato|non è|di nuovo|nee|fout|klopt niet|verkeerde|weer"
@@ -363,13 +401,15 @@ _CUES: Final[tuple[tuple[str, _Family], ...]] = (
     ),
     (
         "l_who",
-        _rx(
+        (
             r"ich bin|ich heiße|je suis|je m'appelle|moi c'est|soy|me llamo|trabajo en|"
             r"eu sou|sou a|sou o|cuido|sono|mi chiamo|mi occupo|ik ben|ik heet|ik werk|"
             r"ik doe"
         ),
     ),
 )
+
+_CUES: Final = _Cues(_FAMILIES)
 
 _IMPERATIVE: Final = re.compile(
     r"^(?:please\s+|pls\s+|just\s+|and\s+|also\s+)?(?:use|put|keep|run|add|write|call|make|"
@@ -474,7 +514,7 @@ _NEGATED: Final = re.compile(r"\b(?:not|n't|never|no)\b", re.I)
 
 NAMES: Final[tuple[str, ...]] = (
     "bias",
-    *(name for name, _ in _CUES),
+    *_CUES.names,
     "imperative",
     *(name for name, _ in _SUBJECT),
     "question",
@@ -525,9 +565,9 @@ def features(statement: str) -> list[float]:
     """The feature vector of one statement (in the order of NAMES)."""
     text = statement.strip()
     body = _COURTESY.sub("okay", _FILLER.sub("", text))
-    tokens = frozenset(_TOKEN.findall(body.casefold()))
-    cues = [1.0 if family.search(body, tokens) else 0.0 for _, family in _CUES]
-    cue = dict(zip((n for n, _ in _CUES), cues, strict=True))
+    bits, tokens = _CUES.find(body)
+    cues = [float(bits >> i & 1) for i in range(len(_CUES.names))]
+    cue = dict(zip(_CUES.names, cues, strict=True))
     imperative = 1.0 if _IMPERATIVE.match(body) else 0.0
     subjects = [1.0 if rx.match(body) else 0.0 for _, rx in _SUBJECT]
     n = len(body.split())
