@@ -1,5 +1,5 @@
 """`python -m memory_chain.cli` runs the CLI."""
 
-from .main import main
+from .fast import main
 
 main()

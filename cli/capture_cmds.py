@@ -176,15 +176,12 @@ def capture(
 
 def _nothing_new(workspace: Any, path: Path, as_json: bool) -> bool:
     """The fast path (no detector, no chain): the transcript has not grown since last time."""
-    from memory_chain.capture.state import unchanged
+    from .plain import nothing_new
 
-    end = unchanged(workspace.scopes["user"], path)
-    if end is None:
+    text = nothing_new(workspace, path, as_json)
+    if text is None:
         return False
-    if as_json:
-        emit_json({"transcript": str(path), "unchanged": True, "read": {"start": end, "end": end}})
-    else:
-        click.echo(f"nothing new in {path} (read up to byte {end})")
+    click.echo(text, nl=False)
     return True
 
 

@@ -179,16 +179,7 @@ def open_workspace(cwd: Any = None) -> Any:
     The data directory need not exist yet: the workspace works without a chain.
     ``cwd``: where to look for the project (default: the working directory).
     """
-    from memory_chain.chain.format.config import Config, Layout
-    from memory_chain.chain.format.errors import OperationalError
-    from memory_chain.workspace.scopes import Workspace
+    from .plain import workspace_of
 
     root = click.get_current_context().find_root().ensure_object(dict)
-    ddir = data_dir()
-    try:
-        config = Config.load(Layout(ddir)).data
-    except OperationalError:  # no data directory (or config) yet
-        config = {}
-    return Workspace.resolve(
-        ddir, workspace=root.get("workspace"), project=root.get("project"), config=config, cwd=cwd
-    )
+    return workspace_of(data_dir(), root.get("workspace"), root.get("project"), cwd)

@@ -29,14 +29,9 @@ def hook(event: str) -> None:
         echo '{"hook_event_name": "SessionStart", "source": "startup"}' \\
             | memory-chain hook SessionStart
     """
-    from memory_chain.integrations.hooks import read_input, run_safely
+    from .plain import run_hook
 
-    if sys.stdin is None or sys.stdin.isatty():
-        out, failure = run_safely(event, b"", data_dir())
-    else:
-        out, failure = run_safely(event, lambda: read_input(sys.stdin.buffer), data_dir())
+    out = run_hook(event, data_dir())
     if out:
         sys.stdout.write(out)
         sys.stdout.flush()
-    if failure:
-        click.echo(failure, err=True)

@@ -119,13 +119,13 @@ def test_wheel_installs_only_memory_chain(wheel: Path) -> None:
 
 
 def test_wheel_declares_the_console_script(wheel: Path) -> None:
-    """entry_points.txt maps memory-chain to memory_chain.cli.main:main."""
+    """entry_points.txt maps memory-chain to memory_chain.cli.fast:main (then click)."""
     with zipfile.ZipFile(wheel) as zf:
         (entry_points,) = [n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")]
         text = zf.read(entry_points).decode()
     parser = configparser.ConfigParser()
     parser.read_string(text)
-    assert {"memory-chain": "memory_chain.cli.main:main"} == dict(parser["console_scripts"])
+    assert {"memory-chain": "memory_chain.cli.fast:main"} == dict(parser["console_scripts"])
 
 
 @pytest.mark.slow

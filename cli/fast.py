@@ -1,0 +1,133 @@
+"""The entry point: what an agent runs at every event is answered before click is imported.
+
+An agent runs ``memory-chain hook EVENT`` at every session start and every
+prompt, and a capture of a transcript with nothing new after every turn.
+Importing click and the command group is about a third of such a start
+(18 ms of 60). When the command line has exactly one of these shapes, it
+is answered here:
+
+- ``hook EVENT`` (and ``--dir PATH``);
+- ``capture --transcript FILE`` (and ``--project``, ``--workspace``,
+  ``--dir``, ``--json``), only when the transcript has nothing new.
+
+Each option is spelled at most once, as ``--opt VALUE`` or ``--opt=VALUE``.
+Anything else (another option, ``--help``, a transcript that grew, an
+error) goes to the click command line (``cli.main``), which gives the same
+answer the slow way: the fast path only ever answers what it is sure of,
+and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .plain import nothing_new, run_hook, workspace_of
+
+__all__ = ["main"]
+
+#: The options the fast shapes accept, and whether each takes a value.
+_HOOK_OPTIONS = {"--dir": True}
+_CAPTURE_OPTIONS = {
+    "--dir": True,
+    "--transcript": True,
+    "-t": True,
+    "--project": True,
+    "--workspace": True,
+    "--json": False,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI: the fast shapes here, everything else through click (cli.main)."""
+    args = sys.argv[1:] if argv is None else argv
+    if _answered(args):
+        sys.exit(0)
+    from .main import main as full
+
+    return full(argv)
+
+
+def _answered(args: Sequence[str]) -> bool:
+    """Whether ``args`` was one of the fast shapes, and answered."""
+    hook = _parse(args, "hook", _HOOK_OPTIONS)
+    if hook is not None:
+        options, positional = hook
+        if len(positional) != 1:
+            return False
+        _hook(positional[0], options.get("--dir"))
+        return True
+    capture = _parse(args, "capture", _CAPTURE_OPTIONS)
+    if capture is None or capture[1]:
+        return False
+    options = capture[0]
+    transcript = options.get("--transcript") or options.get("-t")
+    if not transcript or ("--transcript" in options and "-t" in options):
+        return False
+    try:
+        text = _capture_unchanged(transcript, options)
+    except Exception:
+        return False
+    if text is None:
+        return False
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return True
+
+
+def _parse(
+    args: Sequence[str], command: str, known: dict[str, bool]
+) -> tuple[dict[str, str], list[str]] | None:
+    """(options, positional arguments after ``command``), or None when ``args`` is not
+    ``[--dir D] command ...`` with only ``known`` options, each once, values not options."""
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    seen_command = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg.startswith("-"):
+            name, eq, value = arg.partition("=")
+            takes = known.get(name)
+            if takes is None or name in options or (not seen_command and name != "--dir"):
+                return None
+            if takes and not eq:
+                if i == len(args) or args[i].startswith("-"):
+                    return None
+                value = args[i]
+                i += 1
+            elif not takes and eq:
+                return None
+            options[name] = value if takes else ""
+        elif not seen_command:
+            if arg != command:
+                return None
+            seen_command = True
+        else:
+            positional.append(arg)
+    return (options, positional) if seen_command else None
+
+
+def _hook(event: str, dir_arg: str | None) -> None:
+    from memory_chain.chain.format.config import resolve_dir
+    from memory_chain.chain.format.progress import watching
+
+    from .progress import bars
+
+    with watching(bars()):
+        out = run_hook(event, resolve_dir(dir_arg))
+    sys.stdout.write(out)
+    sys.stdout.flush()
+
+
+def _capture_unchanged(transcript: str, options: dict[str, str]) -> str | None:
+    from memory_chain.chain.format.config import resolve_dir
+
+    workspace = workspace_of(
+        resolve_dir(options.get("--dir")), options.get("--workspace"), options.get("--project")
+    )
+    path = Path(os.path.expanduser(transcript)).absolute()
+    return nothing_new(workspace, path, "--json" in options)

@@ -1,0 +1,62 @@
+"""Command bodies that need no click: shared by the click commands and the fast entry
+(cli/fast.py), so that both doors give the same answer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["nothing_new", "run_hook", "workspace_of"]
+
+
+def run_hook(event: str, data_dir: Path) -> str:
+    """``memory-chain hook EVENT``: its JSON read from stdin, the failure (if any) as one
+    line on stderr; what to print on stdout. Never raises (integrations.hooks)."""
+    import warnings
+
+    from memory_chain.integrations.hooks import read_input, run_safely
+
+    warnings.showwarning = _one_line_warning
+    if sys.stdin is None or sys.stdin.isatty():
+        out, failure = run_safely(event, b"", data_dir)
+    else:
+        out, failure = run_safely(event, lambda: read_input(sys.stdin.buffer), data_dir)
+    if failure:
+        sys.stderr.write(failure + "\n")
+    return out
+
+
+def _one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
+    sys.stderr.write(f"warning: {message}\n")
+
+
+def workspace_of(
+    data_dir: Path, workspace: str | None, project: str | None, cwd: Path | None = None
+) -> Any:
+    """The workspace of a data directory and the --workspace and --project options."""
+    from memory_chain.chain.format.config import Config, Layout
+    from memory_chain.chain.format.errors import OperationalError
+    from memory_chain.workspace.scopes import Workspace
+
+    try:
+        config = Config.load(Layout(data_dir)).data
+    except OperationalError:  # no data directory (or config) yet
+        config = {}
+    return Workspace.resolve(data_dir, workspace=workspace, project=project, config=config, cwd=cwd)
+
+
+def nothing_new(workspace: Any, path: Path, as_json: bool) -> str | None:
+    """What `capture` prints when ``path`` has not grown since it was last read (no
+    detector, no chain), else None."""
+    from memory_chain.capture.state import unchanged
+
+    end = unchanged(workspace.scopes["user"], path)
+    if end is None:
+        return None
+    if as_json:
+        import orjson
+
+        data = {"transcript": str(path), "unchanged": True, "read": {"start": end, "end": end}}
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return f"nothing new in {path} (read up to byte {end})\n"

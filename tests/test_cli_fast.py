@@ -1,0 +1,166 @@
+"""The fast entry (cli/fast.py): `hook EVENT` and an unchanged `capture` answered before
+click is imported, with the answers the click command line gives.
+
+Each comparison runs both doors as real processes: the installed console
+script (the fast entry) and ``python -c "...cli.main import main..."`` (click
+alone), on the same data directory and the same input.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import transcripts as cc
+from helpers.cli import Cli
+
+from memory_chain.cli.fast import _CAPTURE_OPTIONS, _HOOK_OPTIONS, _parse
+
+PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "hook-payloads"
+
+
+def _click(cli: Cli, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """The same command through click alone (no fast path)."""
+    code = "import sys\nfrom memory_chain.cli.main import main\nmain(sys.argv[1:])\n"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        input=stdin,
+        env=cli.env,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def _imports_click(cli: Cli, *args: str, stdin: bytes = b"") -> bool:
+    """Whether the fast entry, run on ``args``, imported click."""
+    code = (
+        "import sys\nfrom memory_chain.cli.fast import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('CLICK=%s' % ('click' in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        input=stdin,
+        env=cli.env,
+        capture_output=True,
+        timeout=60,
+    )
+    err = proc.stderr.decode()
+    assert "CLICK=" in err, err
+    return "CLICK=True" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "fast"),
+    [
+        (["hook", "SessionStart"], (["SessionStart"], {})),
+        (["--dir", "/d", "hook", "Stop"], (["Stop"], {"--dir": "/d"})),
+        (["hook", "Stop", "--dir=/d"], (["Stop"], {"--dir": "/d"})),
+        (["hook", "--help"], None),
+        (["hook", "-h", "Stop"], None),
+        (["hook", "Stop", "--dir"], None),  # no value
+        (["hook", "Stop", "--dir", "--json"], None),  # an option where the value goes
+        (["--dir", "/a", "hook", "Stop", "--dir", "/b"], None),  # twice
+        (["--json", "hook", "Stop"], None),  # not an option of the group
+        (["add", "hook"], None),
+        ([], None),
+    ],
+)
+def test_the_hook_shape_and_only_it_is_taken(
+    args: list[str], fast: tuple[list[str], dict[str, str]] | None
+) -> None:
+    got = _parse(args, "hook", _HOOK_OPTIONS)
+    assert (None if got is None else (got[1], got[0])) == fast
+
+
+@pytest.mark.parametrize(
+    ("args", "fast"),
+    [
+        (["capture", "--transcript", "t.jsonl"], {"--transcript": "t.jsonl"}),
+        (["capture", "-t", "t.jsonl", "--json"], {"-t": "t.jsonl", "--json": ""}),
+        (
+            ["--dir", "d", "capture", "--transcript=t", "--project", "p", "--workspace", "w"],
+            {"--dir": "d", "--transcript": "t", "--project": "p", "--workspace": "w"},
+        ),
+        (["capture", "--transcript", "t", "--dry-run"], None),
+        (["capture", "--transcript", "t", "--flush"], None),
+        (["capture", "--hook"], None),
+        (["capture", "--transcript", "t", "--json=yes"], None),  # a flag takes no value
+        (["capture", "--transcript", "t", "--transcript", "u"], None),
+        (["--project", "p", "capture", "--transcript", "t"], None),  # not the group's option
+        (["capture", "--transcript", "t", "extra"], {"--transcript": "t"}),  # see below
+    ],
+)
+def test_the_capture_shape_and_only_it_is_taken(
+    args: list[str], fast: dict[str, str] | None
+) -> None:
+    got = _parse(args, "capture", _CAPTURE_OPTIONS)
+    assert (None if got is None else got[0]) == fast
+    if got is not None and got[1]:
+        # a positional argument is parsed, and main() then leaves the line to click
+        assert got[1] == ["extra"]
+
+
+def test_a_hook_answers_as_the_click_command_does_without_importing_click(
+    populated: Cli, tmp_path: Path
+) -> None:
+    populated.ok("remember", "Prefers short answers", "--section", "User Preferences")
+    payload = json.loads((PAYLOADS / "SessionStart-1.json").read_text())
+    payload["cwd"] = str(tmp_path)
+    stdin = json.dumps(payload).encode()
+    fast = populated.run("hook", "SessionStart", stdin=stdin)
+    slow = _click(populated, "hook", "SessionStart", stdin=stdin)
+    assert (0, 0) == (fast.code, slow.returncode)
+    context = json.loads(fast.out)["hookSpecificOutput"]["additionalContext"]
+    assert "Prefers short answers" in context
+    assert fast.out == slow.stdout.decode()
+    assert not _imports_click(populated, "hook", "SessionStart", stdin=stdin)
+    # and a hook that fails still fails open, the same way through either door
+    fast = populated.run("hook", "SessionStart", stdin=b"{not json")
+    slow = _click(populated, "hook", "SessionStart", stdin=b"{not json")
+    assert (0, 0) == (fast.code, slow.returncode)
+    assert fast.err == slow.stderr.decode() != ""
+    assert ("", b"") == (fast.out, slow.stdout)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_unchanged_capture_answers_as_the_click_command_does(
+    cli: Cli, tmp_path: Path, as_json: bool
+) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(cc.jsonl([cc.user("We always use ruff for linting in this repo.")]))
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    args = ["capture", "--transcript", str(transcript), "--project", str(project)]
+    args += ["--json"] if as_json else []
+    first = cli.run(*args)  # reads it: not the fast path
+    assert 0 == first.code, first.err
+    assert "nothing new in" not in first.out and '"unchanged": true' not in first.out
+
+    fast = cli.run(*args)
+    slow = _click(cli, *args)
+    assert (0, 0) == (fast.code, slow.returncode)
+    assert fast.out == slow.stdout.decode()
+    assert ('"unchanged": true' if as_json else "nothing new in") in fast.out
+    assert not _imports_click(cli, *args)
+
+    # the transcript grows: the fast entry leaves it to click, which captures it
+    with transcript.open("ab") as f:
+        f.write(cc.jsonl([cc.user("Never push to main directly.")]))
+    assert _imports_click(cli, *args)
+    again = cli.run(*args)  # it was read by that capture: unchanged again
+    assert ('"unchanged": true' if as_json else "nothing new in") in again.out
+    daily = "\n".join(p.read_text() for p in project.rglob("memory/*.md"))
+    assert "Never push to main directly" in daily
+
+
+def test_a_shape_the_fast_entry_does_not_take_goes_to_click(cli: Cli) -> None:
+    helped = cli.run("hook", "--help")
+    assert 0 == helped.code
+    assert "Usage: memory-chain hook" in helped.out
+    bad = cli.run("capture", "--transcript", "/nonexistent/t.jsonl", "--project", "/nonexistent")
+    assert 2 == bad.code
+    assert bad.err.startswith("error: no such project folder")
