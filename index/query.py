@@ -38,7 +38,7 @@ from memory_chain.chain.format.values import Record
 from .budget import pack
 from .db import Index, not_superseded, visible
 from .settings import DAY_US, Weights
-from .turns import asks, together
+from .turns import asks, spread, together
 
 __all__ = [
     "STOP_WORDS",
@@ -47,6 +47,8 @@ __all__ = [
     "fts_query",
     "query_terms",
     "search",
+    "shown",
+    "spread_order",
     "weights_for",
 ]
 
@@ -655,6 +657,30 @@ def neighbours(
             parts[reply] = max(parts.get(reply, 0.0), value)
 
 
+def shown(index: Index, page: list[Hit]) -> list[Hit]:
+    """A page of hits in the order to show them: the best turn of each session first
+    (``spread_order``)."""
+    return [page[i] for i in spread_order(index, [h.seq for h in page])]
+
+
+def spread_order(index: Index, seqs: list[int | None]) -> list[int]:
+    """index/turns.py ``spread`` of a page of results, each a chain memory (its seq) or
+    not (None: a workspace entry, which names no session). The page holds the same
+    results: what ranks in the first ``limit`` is unchanged, and each page of a paged
+    search is reordered on its own."""
+    if len(seqs) < 3:
+        return list(range(len(seqs)))
+    listed = ", ".join(str(int(s)) for s in seqs if s is not None)
+    places = {
+        r[0]: r[1:]
+        for r in index.conn.execute(
+            f"SELECT seq, session, said, created FROM memories WHERE seq IN ({listed or -1})"
+        )
+    }
+    loose = (None, None, 0)
+    return spread([loose if s is None else places.get(s, loose) for s in seqs])
+
+
 def search(
     index: Index,
     query: str,
@@ -711,7 +737,7 @@ def search(
         if len(chosen) >= want or seen < pool:
             break
         pool *= 4
-    chosen = chosen[max(offset, 0) :]
+    chosen = shown(index, chosen[max(offset, 0) :])
     if record and chosen:
         index.record_access(h.seq for h in chosen)
     return chosen

@@ -12,11 +12,12 @@ is found by "What wood is the canoe made of?" when the turn before asked
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from memory_chain.chain.format.patterns import lazy
 
-__all__ = ["ASIDE_WORDS", "GAP_US", "Place", "asks", "ends_asking", "together"]
+__all__ = ["ASIDE_WORDS", "GAP_US", "Place", "asks", "ends_asking", "spread", "together"]
 
 #: Two memories without a session are one sitting apart when added at most this far apart.
 GAP_US: Final = 60 * 1_000_000
@@ -31,6 +32,30 @@ def together(a: Place, b: Place) -> bool:
     if a[1] != b[1] or a[0] != b[0]:
         return False
     return a[0] is not None or abs(a[2] - b[2]) <= GAP_US
+
+
+def spread(places: Sequence[Place]) -> list[int]:
+    """The order to show ranked memories in, by their places (best first): each memory
+    that is not a turn of a session already shown comes first, in rank order; then the
+    rest, in rank order. A list of results then opens with the best turn of as many
+    sessions as it holds, not with a match and its neighbours from one of them
+    (index/query.py ``neighbours`` pulls those in); the same memories are shown. Only
+    memories that name their session (``meta.session``, the same day) count as turns of
+    one: facts added one by one, or in one sitting, keep their rank order. Every session
+    among the first n memories ranked is among the first n shown, for any n
+    (tests/test_recall_spread.py)."""
+    first: list[int] = []
+    rest: list[int] = []
+    shown: set[tuple[Any, Any]] = set()
+    for i, (session, said, _) in enumerate(places):
+        if session is None:
+            first.append(i)
+        elif (session, said) in shown:
+            rest.append(i)
+        else:
+            shown.add((session, said))
+            first.append(i)
+    return first + rest
 
 
 _CLOSING: Final = " \t\n\"')»”"

@@ -30,6 +30,7 @@ from memory_chain.index.query import (
     fuse,
     recency,
     semantic_parts,
+    spread_order,
     weights_for,
 )
 from memory_chain.index.query import search as chain_search
@@ -264,4 +265,5 @@ def search(
             skip -= 1
             continue
         out.append(f)
-    return out
+    # the best turn of each session first, as the chain's search shows its page
+    return [out[i] for i in spread_order(index, [f.chain.seq if f.chain else None for f in out])]
