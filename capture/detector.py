@@ -37,7 +37,7 @@ from typing import Final, NamedTuple
 from memory_chain.chain.format.secrets import scan as scan_secrets
 from memory_chain.workspace.dedup import normalize, same
 
-from .transcripts import Turn, runtime_text
+from .transcripts import Turn, person_text, runtime_text
 
 __all__ = [
     "CATEGORIES",
@@ -147,7 +147,7 @@ class Detector:
             return False
         if _FORGET_WORDS.search(turn.text) is None:
             return False  # every forget request holds one of these words: skip own_words
-        return _FORGET.match(own_words(turn.text).strip()) is not None
+        return _FORGET.match(own_words(person_text(turn.text)).strip()) is not None
 
     def turn(self, turn: Turn) -> list[Detection]:
         if self._forgets(turn):
@@ -166,13 +166,14 @@ class Detector:
                 self.counts["assistant"] += 1
             return []
         found: list[Detection] = []
-        if runtime_text(turn.text):  # harness text in the person's place (Claude Code)
+        text = person_text(turn.text)  # the runtime's blocks in it are not the person's
+        if runtime_text(text) or not text.strip():  # harness text in the person's place
             self.counts["runtime"] += 1
             return []
-        words = own_words(turn.text)
+        words = own_words(text)
         if self._error is not None:
             self._said.append(words)
-        if len(words) < len(turn.text.strip()) // 2:
+        if len(words) < len(text.strip()) // 2:
             self.counts["quoted"] += 1
         for sentence in sentences(words):
             d = self._sentence(sentence, turn)
@@ -458,6 +459,7 @@ def statements_of(text: str) -> list[str]:
     """The sentences of a person's turn that may hold something to remember: their own
     words (own_words), fenced code and quotes dropped, questions, hypotheticals,
     reported speech and negated claims left out."""
+    text = person_text(text)
     if runtime_text(text):
         return []
     return [s for s in sentences(own_words(text)) if not not_a_statement(s)]

@@ -58,6 +58,7 @@ __all__ = [
     "Batch",
     "Turn",
     "detect_format",
+    "person_text",
     "read",
     "read_bytes_from",
     "runtime_text",
@@ -296,6 +297,27 @@ _RUNTIME_TEXT = re.compile(
     r"This session is being continued from a previous conversation|"
     r"No response requested\.?\s*$|API Error: \d{3}\b)"
 )
+
+
+#: A block Claude Code or its IDE extension puts into the person's turn, with what it
+#: holds: a slash command and its output, a system reminder, a hook's text, the file the
+#: person has open or the lines selected in the editor (``<ide_opened_file>``,
+#: ``<ide_selection>``). An unclosed one runs to the end of the text.
+_RUNTIME_BLOCK = re.compile(
+    r"<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
+    r"system-reminder|user-prompt-submit-hook|bash-input|bash-stdout|bash-stderr|"
+    r"task-notification|ide_[a-z_]{1,40})>.*?(?:</\1>|\Z)",
+    re.S,
+)
+
+
+def person_text(text: str) -> str:
+    """A user turn without the blocks the runtime put in it (``_RUNTIME_BLOCK``):
+    "<ide_opened_file>The user opened the file a.py in the IDE.</ide_opened_file> use
+    tabs here" is the person's "use tabs here"."""
+    if "<" not in text:
+        return text
+    return _RUNTIME_BLOCK.sub(" ", text)
 
 
 def runtime_text(text: str) -> bool:

@@ -6,7 +6,8 @@ are written in the record shapes Claude Code's session files hold
 (queue-operation and file-history-snapshot records, isMeta caveats, slash
 commands and their output, `!` shell input, interruptions, a continued
 session's summary, system reminders, file-tool errors, a subagent's
-sidechain, API errors), around a few statements a person made. No real
+sidechain, API errors, the IDE extension's open-file and selection blocks),
+around a few statements a person made. No real
 transcript is in the repository (they hold people's work); these are
 written from the documented shapes. Capture must keep the person's
 statements and nothing else: no harness text, no tool output.
@@ -46,6 +47,10 @@ HARNESS_WORDS = (
     "tool_use_error",
     "Set model",
     "No response requested",
+    "ide_opened_file",
+    "ide_selection",
+    "opened the file",
+    "log every request body",
 )
 
 
@@ -132,6 +137,17 @@ def _session() -> bytes:
                 "Run the tests and report back.",
                 isSidechain=True,
             ),
+            # the IDE extension's blocks, alone and in the same text as the person's words
+            cc.user(
+                "<ide_opened_file>The user opened the file /home/user/my-project/src/api.ts in "
+                "the IDE. This may or may not be related to the current task.</ide_opened_file>"
+            ),
+            cc.user(
+                "<ide_selection>The user selected the lines 4 to 6 from src/api.ts:\n"
+                "// always log every request body\nexport const log = true\n\nThis may or may "
+                "not be related to the current task.</ide_selection> we deploy the api with "
+                "`make deploy-api`, never by hand"
+            ),
             cc.user("thanks, that's all for today"),
         ]
     )
@@ -153,6 +169,7 @@ def test_only_the_persons_statements_are_kept(tmp_path: Path) -> None:
         [
             "Money is always integer cents in the database, never floats",
             "Priya owns the billing service, ask her before touching invoices",
+            "We deploy the api with `make deploy-api`, never by hand",
         ]
     ), kept
     written = _everything(tmp_path)
