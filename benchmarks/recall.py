@@ -122,6 +122,9 @@ HELD_OUT_HAND = REPO / "tests" / "corpora" / "recall-heldout-long.txt"
 LONG = REPO / "tests" / "corpora" / "recall-long-tune.txt"
 #: Long turns, written after ASIDE_WORDS was chosen on LONG, by another method; never tuned on.
 LONG_HELD_OUT = REPO / "tests" / "corpora" / "recall-long-heldout.txt"
+#: Written after the page order and the kind words were fixed (session 39), by another
+#: method; never tuned on.
+HELD_OUT_3 = REPO / "tests" / "corpora" / "recall-heldout3.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -165,6 +168,8 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
         return hand_conversations(LONG)
     if part == "long-held-out":
         return hand_conversations(LONG_HELD_OUT)
+    if part == "held-out-3":
+        return hand_conversations(HELD_OUT_3)
     return conversations(part, count)
 
 
@@ -358,7 +363,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
         "--part",
-        choices=["tune", "held-out", "hand", "held-out-hand", "long", "long-held-out", "both"],
+        choices=[
+            "tune",
+            "held-out",
+            "hand",
+            "held-out-hand",
+            "long",
+            "long-held-out",
+            "held-out-3",
+            "both",
+        ],
         default="both",
     )
     p.add_argument("--misses", action="store_true")

@@ -37,6 +37,7 @@ from memory_chain.chain.format.values import Record
 
 from .budget import pack
 from .db import Index, not_superseded, visible
+from .kinds import members
 from .settings import DAY_US, Weights
 from .turns import asks, spread, together
 
@@ -344,6 +345,8 @@ def filters(
 #: Names are taken from this many best matches, and what they find counts this much.
 LINK_FROM: Final = 3
 LINK_WEIGHT: Final = 0.3
+#: What the members of a kind the query names (index/kinds.py) find counts this much.
+KIND_WEIGHT: float = 0.5
 #: A name: a capitalised word (not the first of its sentence, not before a colon).
 _NAME: Final = lazy(r"(?<=[^.!?:\s] )[A-Z][a-z]{2,}\b(?!:)")
 
@@ -563,6 +566,15 @@ def text_parts(
         for row, _ in more:
             rows.setdefault(row[0], row)
         parts = {seq: max(parts.get(seq, 0.0), LINK_WEIGHT * second.get(seq, 0.0)) for seq in rows}
+    kinds = members(terms)[: max(0, MAX_TERMS - len(terms))]
+    if kinds and KIND_WEIGHT > 0:
+        # a kind in the query ("what instrument") finds the memories that name one of its
+        # members ("double bass"), ranked below what matched (index/kinds.py)
+        more, _ = matches(index, terms + kinds, pool, where, params)
+        second = _normalised(more)
+        for row, _ in more:
+            rows.setdefault(row[0], row)
+        parts = {seq: max(parts.get(seq, 0.0), KIND_WEIGHT * second.get(seq, 0.0)) for seq in rows}
     near = semantic_parts(index, query, max(VEC_POOL, pool))
     if near:
         for row in _rows_by_seq(index, [s for s in near if s not in rows], where, params):

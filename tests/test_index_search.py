@@ -542,6 +542,7 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
     from recall import (
         HAND,
         HAND_LONG,
+        HELD_OUT_3,
         HELD_OUT_HAND,
         KINDS,
         LONG,
@@ -549,7 +550,7 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
         hand_conversations,
     )
 
-    for path in (HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT):
+    for path in (HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT, HELD_OUT_3):
         convs = hand_conversations(path)
         kinds = {q.kind for c in convs for q in c.questions}
         assert kinds == set(KINDS), path
