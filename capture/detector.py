@@ -873,8 +873,12 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
         return _VETOED
     better = verdict.category
     if better is not None and better not in (category, "remember"):
-        return better, better, text, confidence
-    return rule
+        category = better
+    if confidence < LEARNED and better == category and verdict.p >= thresholds(category).store:
+        # a find the rules hold for a candidate (a single correction, an implicit
+        # preference) that the scorer would store on its own: stored
+        confidence = LEARNED
+    return category, category, text, confidence
 
 
 def learned(sentence: str) -> tuple[str, str, str, float] | None:

@@ -119,10 +119,13 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
     ("part", "precision", "recall"),
     [
         ("choose", 0.94, 0.78),
-        ("held-out", 0.86, 0.69),
-        ("held-out 2", 0.63, 0.61),
-        ("held-out 3", 0.73, 0.62),
-        ("held-out 4", 0.83, 0.71),
+        # session 39: a single correction the scorer would store is stored, and the
+        # model retrained on the issue 12 corpus relabelled so: held-out lost one
+        # statement's precision (0.86 -> 0.84), the other held-out parts gained
+        ("held-out", 0.84, 0.69),
+        ("held-out 2", 0.64, 0.64),
+        ("held-out 3", 0.75, 0.64),
+        ("held-out 4", 0.84, 0.74),
     ],
 )
 def test_the_parts_as_measured(part: str, precision: float, recall: float) -> None:
