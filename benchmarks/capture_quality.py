@@ -222,6 +222,7 @@ PARTS = {
     "held-out 3": CORPORA / "capture-heldout3.txt",
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
+    "held-out 6": CORPORA / "capture-heldout6.txt",
 }
 
 

@@ -126,6 +126,7 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 2", 0.64, 0.64),
         ("held-out 3", 0.75, 0.64),
         ("held-out 4", 0.84, 0.74),
+        ("held-out 6", 0.74, 0.66),  # written in session 39 after the changes, run once
     ],
 )
 def test_the_parts_as_measured(part: str, precision: float, recall: float) -> None:
