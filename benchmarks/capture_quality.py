@@ -219,6 +219,7 @@ PARTS = {
     "hand 8": CORPORA / "capture-hand8.txt",
     "hand 9": CORPORA / "capture-hand9.txt",
     "hand 10": CORPORA / "capture-hand10.txt",
+    "hand 11": CORPORA / "capture-hand11.txt",
     "held-out 3": CORPORA / "capture-heldout3.txt",
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
