@@ -94,6 +94,8 @@ def _parse(
             takes = known.get(name)
             if takes is None or name in options or (not seen_command and name != "--dir"):
                 return None
+            if eq and not name.startswith("--"):
+                return None  # click reads "-t=x" as the value "=x"
             if takes and not eq:
                 if i == len(args) or args[i].startswith("-"):
                     return None

@@ -89,6 +89,7 @@ def test_the_hook_shape_and_only_it_is_taken(
         (["capture", "--transcript", "t", "--flush"], None),
         (["capture", "--hook"], None),
         (["capture", "--transcript", "t", "--json=yes"], None),  # a flag takes no value
+        (["capture", "-t=t.jsonl"], None),  # click reads the value "=t.jsonl"
         (["capture", "--transcript", "t", "--transcript", "u"], None),
         (["--project", "p", "capture", "--transcript", "t"], None),  # not the group's option
         (["capture", "--transcript", "t", "extra"], {"--transcript": "t"}),  # see below
