@@ -557,24 +557,27 @@ def text_parts(
     found, seen = matches(index, terms, pool, where, params)
     rows = {row[0]: row for row, _ in found}
     parts = _normalised(found)
+
+    def widened(extra: list[str], weight: float) -> None:
+        """The query's words and ``extra`` searched together: what that finds joins the
+        candidates, its text part at least ``weight`` x its normalised bm25 there."""
+        nonlocal parts
+        more, _ = matches(index, terms + extra, pool, where, params)
+        second = _normalised(more)
+        for row, _ in more:
+            rows.setdefault(row[0], row)
+        parts = {seq: max(parts.get(seq, 0.0), weight * second.get(seq, 0.0)) for seq in rows}
+
     linked = _link_terms(query, [row[9] for row, _ in found[:LINK_FROM]])
     if linked and LINK_WEIGHT > 0:
         # multi-hop (issue 25): the names the best hits mention ("my sister Clara") find
         # the memories about them ("Clara got engaged"), ranked below what matched
-        more, _ = matches(index, terms + linked, pool, where, params)
-        second = _normalised(more)
-        for row, _ in more:
-            rows.setdefault(row[0], row)
-        parts = {seq: max(parts.get(seq, 0.0), LINK_WEIGHT * second.get(seq, 0.0)) for seq in rows}
+        widened(linked, LINK_WEIGHT)
     kinds = members(terms)[: max(0, MAX_TERMS - len(terms))]
     if kinds and KIND_WEIGHT > 0:
         # a kind in the query ("what instrument") finds the memories that name one of its
         # members ("double bass"), ranked below what matched (index/kinds.py)
-        more, _ = matches(index, terms + kinds, pool, where, params)
-        second = _normalised(more)
-        for row, _ in more:
-            rows.setdefault(row[0], row)
-        parts = {seq: max(parts.get(seq, 0.0), KIND_WEIGHT * second.get(seq, 0.0)) for seq in rows}
+        widened(kinds, KIND_WEIGHT)
     near = semantic_parts(index, query, max(VEC_POOL, pool))
     if near:
         for row in _rows_by_seq(index, [s for s in near if s not in rows], where, params):
