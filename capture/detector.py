@@ -135,7 +135,7 @@ class Detector:
                 self.counts["forgotten"] += len(last)
                 last = []
                 continue
-            found = self.turn(turn)
+            found = self._said_or_done(turn)
             out.extend(found)
             if turn.role in ("user", "note") and not turn.meta and not turn.sidechain:
                 # a forget request takes back the person's turn just before it, only
@@ -152,6 +152,10 @@ class Detector:
     def turn(self, turn: Turn) -> list[Detection]:
         if self._forgets(turn):
             return []  # never stored; run() takes back what the turn before it gave
+        return self._said_or_done(turn)
+
+    def _said_or_done(self, turn: Turn) -> list[Detection]:
+        """turn() of a turn that is not a forget request."""
         if turn.role == "tool_use":
             if self._command is not None:
                 # a call whose result never came (a transcript written by hand leaves out
@@ -229,9 +233,12 @@ class Detector:
 
     def _tool_result(self, turn: Turn) -> list[Detection]:
         command, self._command = self._command, None
+        failed = turn.error or _looks_failed(turn.text)
+        if not failed and (self._error is None or command is None):
+            return []  # a call that passed with no failure waiting for its fix
         tool, argument = _tool_parts(command)
         shell = command is not None and tool in SHELL_TOOLS
-        if turn.error or _looks_failed(turn.text):
+        if failed:
             if instruction_like(turn.text):
                 self.counts["untrusted-instruction"] += 1
             if not shell or _HARNESS_ERROR.search(turn.text, 0, 600):

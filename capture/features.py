@@ -508,6 +508,14 @@ _COMMIT_ACTOR: Final = re.compile(
 )
 _DUE_WORDS: Final = frozenset(["due", "deadline", "promise", "promised", "owe"])
 _YOU: Final = re.compile(r"\b(?:you|your)\b", re.I)
+#: The words one of which each pattern's match is (casefolded; features() tries a pattern
+#: only when the statement holds one of them as a word, or an apostrophe).
+_YOU_WORDS: Final = frozenset(["you", "your"])
+_CONTRAST_WORDS: Final = frozenset(
+    ["not", "never", "instead", "rather", "over", "nicht", "pas", "no", "não"]
+)
+_REASON_WORDS: Final = frozenset(["so", "because", "since", "as", "weil", "car", "porque", "pois"])
+_NEGATED_WORDS: Final = frozenset(["not", "never", "no"])
 _IT_IS_END: Final = re.compile(r"\bit is\W*$|\bit'?s settled\W*$", re.I)
 _LETS: Final = re.compile(r"^let'?s\b|^let us\b", re.I)
 _NEGATED: Final = re.compile(r"\b(?:not|n't|never|no)\b", re.I)
@@ -571,9 +579,17 @@ def features(statement: str) -> list[float]:
     imperative = 1.0 if _IMPERATIVE.match(body) else 0.0
     subjects = [1.0 if rx.match(body) else 0.0 for _, rx in _SUBJECT]
     n = len(body.split())
+    low = body.lower()
+    # Each pattern below is tried only where what it needs is there: the word it starts
+    # with among the statement's words (``tokens``; an apostrophe joins words into one,
+    # so with one anywhere the pattern is tried), a digit, a slash or a point.
+    quote = "'" in body
     code = 1.0 if _CODE.search(body) else 0.0
-    contrast = 1.0 if _CONTRAST.search(body) else 0.0
-    person = 1.0 if _NAME.search(body) else 0.0
+    contrast = (
+        1.0 if (quote or not tokens.isdisjoint(_CONTRAST_WORDS)) and _CONTRAST.search(body) else 0.0
+    )
+    person = 1.0 if body != low and _NAME.search(body) else 0.0
+    number = 1.0 if _NUMBER.search(body) else 0.0
     oneoff = cue["oneoff"]
     command = (
         1.0
@@ -589,21 +605,21 @@ def features(statement: str) -> list[float]:
         1.0 if body.rstrip().endswith("?") else 0.0,
         1.0 if "!" in body else 0.0,
         code,
-        1.0 if _PATH.search(body) else 0.0,
-        1.0 if _NUMBER.search(body) else 0.0,
-        1.0 if _PORT.search(body) else 0.0,
+        1.0 if ("/" in body or "." in body) and _PATH.search(body) else 0.0,
+        number,
+        1.0 if (":" in body or "port" in low) and _PORT.search(body) else 0.0,
         1.0 if _URL.search(body) else 0.0,
         person,
         contrast,
-        1.0 if _REASON.search(body) else 0.0,
-        1.0 if _NEGATED.search(body) else 0.0,
+        1.0 if not tokens.isdisjoint(_REASON_WORDS) and _REASON.search(body) else 0.0,
+        1.0 if (quote or not tokens.isdisjoint(_NEGATED_WORDS)) and _NEGATED.search(body) else 0.0,
         1.0 if n <= 3 else 0.0,
         1.0 if 4 <= n <= 7 else 0.0,
         1.0 if 8 <= n <= 15 else 0.0,
         1.0 if n >= 16 else 0.0,
         1.0 if ":" in body else 0.0,
         1.0 if "," in body else 0.0,
-        1.0 if body == body.lower() else 0.0,
+        1.0 if body == low else 0.0,
         1.0 if body.isascii() else 0.0,
         cue["pref"] * cue["norm"],
         cue["project"] * cue["norm"],
@@ -615,18 +631,19 @@ def features(statement: str) -> list[float]:
         cue["commit"] * cue["when"],
         cue["who"] * person,
         cue["tooling"] * code,
-        1.0 if _IT_IS_END.search(body) else 0.0,
+        1.0 if (quote or "it" in tokens or "its" in tokens) and _IT_IS_END.search(body) else 0.0,
         1.0 if _LETS.match(body) else 0.0,
         1.0 if _FIX_START.match(body) else 0.0,
         command,
         1.0 if _COMMIT_ACTOR.match(body) else 0.0,
         1.0 if not tokens.isdisjoint(_DUE_WORDS) or "on the hook" in body.casefold() else 0.0,
-        cue["state"] * (1.0 if _NUMBER.search(body) else 0.0),
+        cue["state"] * number,
         imperative * cue["norm"],
         (subjects[2] + subjects[3] > 0) * cue["norm"],
         command * cue["state"],
         command * imperative,
-        cue["pref"] * (1.0 if _YOU.search(body) else 0.0),
+        cue["pref"]
+        * (1.0 if (quote or not tokens.isdisjoint(_YOU_WORDS)) and _YOU.search(body) else 0.0),
     ]
 
 
