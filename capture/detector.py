@@ -233,12 +233,12 @@ class Detector:
 
     def _tool_result(self, turn: Turn) -> list[Detection]:
         command, self._command = self._command, None
-        failed = turn.error or _looks_failed(turn.text)
-        if not failed and (self._error is None or command is None):
+        failure = turn.error or _looks_failed(turn.text)
+        if not failure and (self._error is None or command is None):
             return []  # a call that passed with no failure waiting for its fix
         tool, argument = _tool_parts(command)
         shell = command is not None and tool in SHELL_TOOLS
-        if failed:
+        if failure:
             if instruction_like(turn.text):
                 self.counts["untrusted-instruction"] += 1
             if not shell or _HARNESS_ERROR.search(turn.text, 0, 600):
