@@ -861,10 +861,11 @@ _VETOED: Final = ("", "", "", 0.0)
 def judged(sentence: str) -> tuple[str, str, str, float] | None:
     """The rules' verdict on a sentence, weighed by the scorer, or the scorer's alone.
 
-    A rule's find keeps its text and confidence; the scorer, told which rule fired,
-    names its category (a person's "remember ..." stays theirs), and drops it
-    (``_VETOED``) when it is sure nothing in it is worth keeping. Without the scorer's
-    file the rules decide alone."""
+    A rule's find keeps its text; the scorer, told which rule fired, names its category
+    (a person's "remember ..." stays theirs), stores at LEARNED what the rules hold for a
+    candidate when it would store it on its own (a single correction, WORKSPACE.md 12.2
+    revision 11), and drops it (``_VETOED``) when it is sure nothing in it is worth
+    keeping. Without the scorer's file the rules decide alone."""
     from .scorer import score, thresholds
 
     rule = classify(sentence)
