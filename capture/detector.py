@@ -139,7 +139,7 @@ class Detector:
             out.extend(found)
             if turn.role in ("user", "note") and not turn.meta and not turn.sidechain:
                 # a forget request takes back the person's turn just before it, only
-                last = [d for d in found if d.category != "error-fix"]
+                last = list(found)
         return out
 
     def _forgets(self, turn: Turn) -> bool:
@@ -179,7 +179,7 @@ class Detector:
             self._said.append(words)
         if len(words) < len(text.strip()) // 2:
             self.counts["quoted"] += 1
-        for sentence in sentences(words):
+        for sentence in _told_fixes_joined(sentences(words)):
             d = self._sentence(sentence, turn)
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
@@ -569,7 +569,8 @@ def not_a_statement(sentence: str) -> bool:
         return True
     if _HYPOTHETICAL.search(_SOFTENER.sub("", s)) and not _REMEMBER_LEAD.match(s):
         return True
-    reported = _REPORTED.search(s) is not None or _quotes_someone(s)
+    # a quoted error message in a person's account of a fix is not someone else's words
+    reported = _REPORTED.search(s) is not None or (_quotes_someone(s) and _told_fix(s) is None)
     return reported and not _SELF_QUOTE.search(s) and not _REMEMBER_LEAD.match(s)
 
 
@@ -802,6 +803,65 @@ def _first(rules: Iterable[tuple[re.Pattern[str], str]], s: str) -> str | None:
     return None
 
 
+#: An error a person names in their own words: an error word, an exception's name
+#: ("ModuleNotFoundError"), an errno code ("EACCES"), an exit code.
+_ERROR_SAID: Final = re.compile(
+    r"(?i:\b(?:errors?|exceptions?|fail(?:s|ed|ing|ure)?|crash(?:es|ed|ing)?|broke|broken|"
+    r"timed out|time ?outs?|denied|refused|not found|segfault|panic(?:s|ked)?|"
+    r"stack ?trace|exit (?:code|status) \d+)\b)|\b\w+(?:Error|Exception)\b|\bE[A-Z]{3,}\b"
+)
+#: How it was fixed, said with it: "fixed it with X", "solved by X", "the fix was X",
+#: "X -> Y", "reinstalling X fixed it", "`cmd` solved it".
+_FIX_SAID: Final = re.compile(
+    r"(?i:\b(?:fixed|solved|resolved|sorted)(?: (?:it|that|this|them))? (?:by|with|using)\b|"
+    r"\bthe (?:fix|workaround|solution)\b[^.;]{0,60}\b(?:is|was)\b|\bwhat (?:fixed|solved) it\b|"
+    r"\b\w+ing\b[^.;]{0,80}\b(?:fixed|fixes|solved|solves|resolved|resolves) "
+    r"(?:it|that|this|them|the (?:issue|problem|error|build|tests?))\b|"
+    r"\b\w+ing\b[^.;]{0,80}\b(?:made|makes) (?:it|that|this|them|the \w+) "
+    r"(?:go away|work|pass)\b)|"
+    r"`[^`]+`\s+(?i:fixed|fixes|solved|solves|resolved|resolves)\b|\s->\s"
+)
+#: "If you get EACCES, run ...": a lesson in the form of an order.
+_IF_YOU_GET: Final = re.compile(
+    r"^(?:and |but |so )?(?:if|when(?:ever)?) [^,]{0,60}\b(?:get|gets|see|sees|hit|hits|"
+    r"run into|throws?|fails?|crash(?:es)?|says?|shows?)\b[^,]{2,100},\s*(?:just |then |always )?"
+    r"(?:run|use|do|add|set|delete|remove|restart|reinstall|install|clear|upgrade|"
+    r"downgrade|pin|export|source|start|stop|kill|rebuild|rerun|re-run)\b",
+    re.I,
+)
+
+
+def _told_fixes_joined(said: list[str]) -> list[str]:
+    """``said`` with an error told in one sentence and how it was fixed told in the next
+    ("the migration failed on prod. we fixed it by splitting it") joined into one."""
+    out: list[str] = []
+    for sentence in said:
+        if (
+            out
+            and _ERROR_SAID.search(out[-1])
+            and _FIX_SAID.search(out[-1]) is None
+            and _FIX_SAID.search(sentence)
+        ):
+            out[-1] = f"{out[-1].rstrip()} {sentence.lstrip()}"
+        else:
+            out.append(sentence)
+    return out
+
+
+def _told_fix(s: str) -> str | None:
+    """A person's own account of an error and how it was fixed, in one sentence (issue
+    24: "npm install failed with EACCES, I fixed it with sudo chown -R $USER ~/.npm"):
+    the sentence as they said it, or None. A fix that only pipes something into a shell
+    or names a URL is kept only when they ask in so many words (a "remember")."""
+    if _ERROR_SAID.search(s) is None:
+        return None
+    if _FIX_SAID.search(s) is None and _IF_YOU_GET.match(s) is None:
+        return None
+    if _CARRIES_PAYLOAD.search(s):
+        return None
+    return s
+
+
 def classify(sentence: str) -> tuple[str, str, str, float] | None:
     """(category, kind, memory text, confidence) of one sentence, or None."""
     s = _FILLER.sub("", sentence.strip()).strip()
@@ -812,6 +872,9 @@ def classify(sentence: str) -> tuple[str, str, str, float] | None:
         kind = sub[0] if sub and sub[0] in ("identity", "decision", "commitment") else "remember"
         text = sub[2] if kind != "remember" and sub else _first_person(inner)
         return "remember", kind, text, EXPLICIT
+    told = _told_fix(s)
+    if told is not None:
+        return "error-fix", "error-fix", told, ERROR_FIX
     for step in _ORDER:
         if step == "correction":
             correction = _correction(s)
@@ -872,8 +935,8 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     if rule is None:
         return learned(sentence)
     category, _, text, confidence = rule
-    if category == "remember":
-        return rule
+    if category in ("remember", "error-fix"):
+        return rule  # the person's own "remember", or their account of a fix
     verdict = score(sentence, rule=category)
     if verdict is None:
         return rule
