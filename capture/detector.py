@@ -570,7 +570,7 @@ def not_a_statement(sentence: str) -> bool:
     if _HYPOTHETICAL.search(_SOFTENER.sub("", s)) and not _REMEMBER_LEAD.match(s):
         return True
     # a quoted error message in a person's account of a fix is not someone else's words
-    reported = _REPORTED.search(s) is not None or (_quotes_someone(s) and _told_fix(s) is None)
+    reported = _REPORTED.search(s) is not None or (_quotes_someone(s) and not _tells_a_fix(s))
     return reported and not _SELF_QUOTE.search(s) and not _REMEMBER_LEAD.match(s)
 
 
@@ -848,18 +848,16 @@ def _told_fixes_joined(said: list[str]) -> list[str]:
     return out
 
 
-def _told_fix(s: str) -> str | None:
-    """A person's own account of an error and how it was fixed, in one sentence (issue
-    24: "npm install failed with EACCES, I fixed it with sudo chown -R $USER ~/.npm"):
-    the sentence as they said it, or None. A fix that only pipes something into a shell
-    or names a URL is kept only when they ask in so many words (a "remember")."""
-    if _ERROR_SAID.search(s) is None:
-        return None
-    if _FIX_SAID.search(s) is None and _IF_YOU_GET.match(s) is None:
-        return None
-    if _CARRIES_PAYLOAD.search(s):
-        return None
-    return s
+def _tells_a_fix(s: str) -> bool:
+    """Whether ``s`` is a person's own account of an error and how it was fixed, in one
+    sentence (issue 24: "npm install failed with EACCES, I fixed it with sudo chown -R
+    $USER ~/.npm"). A fix that only pipes something into a shell or names a URL is kept
+    only when they ask in so many words (a "remember")."""
+    return (
+        _ERROR_SAID.search(s) is not None
+        and (_FIX_SAID.search(s) is not None or _IF_YOU_GET.match(s) is not None)
+        and _CARRIES_PAYLOAD.search(s) is None
+    )
 
 
 def classify(sentence: str) -> tuple[str, str, str, float] | None:
@@ -872,9 +870,8 @@ def classify(sentence: str) -> tuple[str, str, str, float] | None:
         kind = sub[0] if sub and sub[0] in ("identity", "decision", "commitment") else "remember"
         text = sub[2] if kind != "remember" and sub else _first_person(inner)
         return "remember", kind, text, EXPLICIT
-    told = _told_fix(s)
-    if told is not None:
-        return "error-fix", "error-fix", told, ERROR_FIX
+    if _tells_a_fix(s):
+        return "error-fix", "error-fix", s, ERROR_FIX
     for step in _ORDER:
         if step == "correction":
             correction = _correction(s)

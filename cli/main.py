@@ -12,11 +12,11 @@ import importlib
 import os
 import sys
 import warnings
-from typing import Any
 
 import click
 
 from .common import CONTEXT_SETTINGS, dir_option
+from .plain import one_line_warning
 
 #: Each command and where it lives: a command's module is imported only when
 #: that command runs (or --help lists them all), so a hook's `capture` does
@@ -177,15 +177,11 @@ def cli() -> None:
     """
 
 
-def _one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
-    click.echo(f"warning: {message}", err=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) 0 ok, 1 verification failed, 2 error."""
     from memory_chain.chain.format.errors import MemoryChainError
 
-    warnings.showwarning = _one_line_warning
+    warnings.showwarning = one_line_warning
     args = sys.argv[1:] if argv is None else argv
     try:
         from memory_chain.chain.format.progress import watching

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["nothing_new", "run_hook", "workspace_of"]
+__all__ = ["nothing_new", "one_line_warning", "run_hook", "workspace_of"]
 
 
 def run_hook(event: str, data_dir: Path) -> str:
@@ -17,7 +17,7 @@ def run_hook(event: str, data_dir: Path) -> str:
 
     from memory_chain.integrations.hooks import read_input, run_safely
 
-    warnings.showwarning = _one_line_warning
+    warnings.showwarning = one_line_warning
     if sys.stdin is None or sys.stdin.isatty():
         out, failure = run_safely(event, b"", data_dir)
     else:
@@ -27,7 +27,8 @@ def run_hook(event: str, data_dir: Path) -> str:
     return out
 
 
-def _one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
+def one_line_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
+    """warnings.showwarning for the command line: one line on stderr."""
     sys.stderr.write(f"warning: {message}\n")
 
 
