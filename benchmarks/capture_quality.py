@@ -16,6 +16,7 @@ tests/test_capture_scorer.py hold the targets and the measured figures.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -231,6 +232,12 @@ PARTS = {
 def main() -> None:
     only = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")]
     models = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--model=")]
+    if "--lexical" in sys.argv:  # the scorer without embeddings, as without the extra
+        os.environ["MEMORY_CHAIN_SEMANTIC"] = "0"
+    from memory_chain.capture import semantic
+
+    semantic.begin(None)  # every statement embedded (the hooks' budget is a cost cap)
+    print("scorer:", "semantic" if semantic.wanted() else "lexical", "\n")
     for name, path in PARTS.items():
         if (only and name not in only) or not path.exists():
             continue

@@ -1,6 +1,13 @@
 """Train the capture scorer's weights (issue 24) and write capture/scorer_weights.json.
 
-    .venv/bin/python benchmarks/capture_train.py [--dry-run]
+    .venv/bin/python benchmarks/capture_train.py [--dry-run] [--semantic]
+
+With ``--semantic`` it trains the model that also reads each statement's
+embedding (capture/semantic.py, the semantic extra) and writes
+capture/scorer_semantic.json: the same features and vocabulary, and one
+weight per class and embedding dimension, the embedding times SCALE (chosen
+with the L2 strength, from SCALE_GRID); its thresholds are chosen the same
+way, with the detector scoring through it.
 
 Fits a multinomial logistic model over capture.features and a learned
 vocabulary (capture.features.keys, and the rules' verdict as a key) on the
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -34,9 +42,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from capture_quality import PARTS, Session, load  # noqa: E402
 
+from memory_chain.capture import semantic  # noqa: E402
 from memory_chain.capture.detector import CATEGORIES, classify, statements_of  # noqa: E402
 from memory_chain.capture.features import NAMES, features, keys  # noqa: E402
-from memory_chain.capture.scorer import WEIGHTS  # noqa: E402
+from memory_chain.capture.scorer import SEMANTIC, WEIGHTS  # noqa: E402
 
 T = TypeVar("T")
 
@@ -57,11 +66,20 @@ HAND_WEIGHT = 3.0
 HALVED = ("hand 3", "hand 4", "hand 5", "hand 6", "hand 7", "hand 8", "hand 9", "hand 10")
 
 
+#: The embedding's weight against the 0/1 features (a unit vector's values are about
+#: 0.05): chosen with the L2 strength on the judging parts.
+SCALE_GRID = (8.0, 16.0)
+#: The model trained here: the lexical one, or with --semantic the one with embeddings.
+SEMANTIC_RUN = "--semantic" in sys.argv
+OUT = SEMANTIC if SEMANTIC_RUN else WEIGHTS
+
+
 class Example(NamedTuple):
     dense: list[float]
     keys: list[str]  # lexical keys and the rule's verdict
     label: int
     weight: float
+    text: str
 
 
 def examples(sessions: list[Session], weight: float = 1.0) -> list[Example]:
@@ -85,11 +103,14 @@ def examples(sessions: list[Session], weight: float = 1.0) -> list[Example]:
             for s in found:
                 rule = classify(s)
                 lexical = [*dict.fromkeys(keys(s)), f"rule:{rule[0] if rule else None}"]
-                out.append(Example(features(s), lexical, CLASSES.index(label), weight))
+                out.append(Example(features(s), lexical, CLASSES.index(label), weight, s))
     return out
 
 
-def matrix(data: list[Example], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def matrix(
+    data: list[Example], vocab: dict[str, int], scale: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The examples' features, lexical keys and (``scale`` > 0) embeddings times scale."""
     x = np.zeros((len(data), len(NAMES) + len(vocab)), dtype=np.float32)
     for i, e in enumerate(data):
         x[i, : len(NAMES)] = e.dense
@@ -97,13 +118,18 @@ def matrix(data: list[Example], vocab: dict[str, int]) -> tuple[np.ndarray, np.n
             j = vocab.get(k)
             if j is not None:
                 x[i, len(NAMES) + j] = 1.0
+    if scale:
+        vectors = [semantic.vector(e.text) for e in data]
+        x = np.hstack([x, scale * np.stack([v for v in vectors if v is not None])])
     return x, np.array([e.label for e in data], dtype=int)
 
 
-def fit(data: list[Example], vocab: dict[str, int], l2: float, steps: int = 600) -> np.ndarray:
+def fit(
+    data: list[Example], vocab: dict[str, int], l2: float, steps: int = 600, scale: float = 0.0
+) -> np.ndarray:
     """Softmax regression by full-batch Adam (deterministic), each class weighing as
     much as the others, each example by its weight; the bias is not shrunk."""
-    x, y = matrix(data, vocab)
+    x, y = matrix(data, vocab, scale)
     n, d = x.shape
     k = len(CLASSES)
     w = np.zeros((k, d), dtype=np.float32)
@@ -161,7 +187,7 @@ def turn_level(
     from memory_chain.capture import scorer
 
     trial = dict(out, store=store, candidate=store, worth=worth, sure=sure, veto=veto)
-    WEIGHTS.write_text(json.dumps(trial) + "\n", encoding="utf-8")
+    OUT.write_text(json.dumps(trial) + "\n", encoding="utf-8")
     scorer.load.cache_clear()
     return score(judge)
 
@@ -196,6 +222,11 @@ def main() -> None:
     # the hand part; and half the sessions of the later hand parts (HALVED). Judged on:
     # the generated choose part (other frames, other words) and the other halves. The
     # held-out parts are never read.
+    if not SEMANTIC_RUN:
+        os.environ["MEMORY_CHAIN_SEMANTIC"] = "0"  # the detector scores with this model
+    elif not semantic.wanted():
+        raise SystemExit("--semantic needs the semantic extra (and MEMORY_CHAIN_SEMANTIC on)")
+    semantic.begin(None)
     halves = [split(load(PARTS[name])) for name in HALVED]
     train = [
         *examples(load(PARTS["tune"])),
@@ -210,18 +241,22 @@ def main() -> None:
         for k in e.keys:
             counts[k] = counts.get(k, 0) + 1
     vocab = {k: i for i, k in enumerate(sorted(k for k, n in counts.items() if n >= MIN_COUNT))}
-    xc, yc = matrix(held, vocab)
+    if SEMANTIC_RUN:
+        semantic.vectors([e.text for e in (*train, *held)])  # in batches, once
     print(
         f"train: {len(train)} statements, judge: {len(held)} statements, "
         f"{len(NAMES)} features and {len(vocab)} lexical keys"
     )
     results = []
-    for l2 in L2_GRID:
-        w = fit(train, vocab, l2)
-        results.append((macro_f1(w, xc, yc), l2, w))
-        print(f"  l2 {l2}: macro F1 on the judging parts {results[-1][0]:.3f}")
-    f1, l2, w = max(results, key=lambda r: r[0])
-    dense, lexical = w[:, : len(NAMES)], w[:, len(NAMES) :]
+    for scale in SCALE_GRID if SEMANTIC_RUN else (0.0,):
+        xc, yc = matrix(held, vocab, scale)
+        for l2 in L2_GRID:
+            w = fit(train, vocab, l2, scale=scale)
+            results.append((macro_f1(w, xc, yc), l2, scale, w))
+            print(f"  l2 {l2}, scale {scale}: macro F1 on the judging parts {results[-1][0]:.3f}")
+    f1, l2, scale, w = max(results, key=lambda r: r[0])
+    width = len(NAMES) + len(vocab)
+    dense, lexical = w[:, : len(NAMES)], w[:, len(NAMES) : width]
     kept = {
         k: [round(float(v), 3) for v in lexical[:, j]]
         for k, j in vocab.items()
@@ -239,7 +274,16 @@ def main() -> None:
         "weights": [[round(float(v), 4) for v in row] for row in dense],
         "vocab": kept,
     }
-    before = WEIGHTS.read_bytes() if WEIGHTS.exists() else None
+    if SEMANTIC_RUN:
+        from memory_chain.index.vectors import MODEL
+
+        out["embedding"] = {
+            "model": MODEL,
+            "prefix": "query: ",
+            "scale": scale,
+            "weights": [[round(float(v), 4) for v in row] for row in w[:, width:]],
+        }
+    before = OUT.read_bytes() if OUT.exists() else None
     # Two thresholds: how sure the model is that a statement is worth keeping at all
     # (1 - p(none), one for all), and how sure it is of the category (per class).
     grid = [round(0.15 + 0.05 * n, 2) for n in range(14)]
@@ -266,7 +310,10 @@ def main() -> None:
         print(f"  veto {veto}: precision {r.precision():.3f}, recall {r.recall():.3f}")
         vetoes.append((r, veto))
     veto = best(vetoes)
-    print(f"chose l2 {l2} (F1 {f1:.3f}); worth {worth}, sure {sure}, veto {veto}, store {store}")
+    print(
+        f"chose l2 {l2}, scale {scale} (F1 {f1:.3f}); worth {worth}, sure {sure}, "
+        f"veto {veto}, store {store}"
+    )
     out["worth"] = worth
     out["sure"] = sure
     out["veto"] = veto
@@ -275,12 +322,12 @@ def main() -> None:
     out["candidate"] = {c: round(max(t - 0.1, min(t, 0.45)), 2) for c, t in store.items()}
     if "--dry-run" in sys.argv:
         if before is None:
-            WEIGHTS.unlink()
+            OUT.unlink()
         else:
-            WEIGHTS.write_bytes(before)
+            OUT.write_bytes(before)
         return
-    WEIGHTS.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n", "utf-8")
-    print(f"wrote {WEIGHTS.relative_to(REPO)} ({WEIGHTS.stat().st_size // 1024} KiB)")
+    OUT.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n", "utf-8")
+    print(f"wrote {OUT.relative_to(REPO)} ({OUT.stat().st_size // 1024} KiB)")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from memory_chain.workspace.markdown import Document, Meta, entry_lines
 from memory_chain.workspace.ops import NewMemory, check_text, merge_in
 from memory_chain.workspace.scopes import Scope, Workspace
 
+from . import semantic
 from . import state as pointers
 from .chaindoor import ChainDoor
 from .daily import (
@@ -153,6 +154,7 @@ def capture(
     model: str | None = None,
     now: datetime | None = None,
     dry_run: bool = False,
+    embeddings: bool = True,
 ) -> CaptureReport:
     """Capture what is new in ``transcript`` (see the module's docstring).
 
@@ -161,9 +163,13 @@ def capture(
     ``session`` names the session in it (else the transcript's).
     ``model``: an ``llm`` model to find the statements' memories (model.py);
     the rules still find error-fix pairs, and stand in when the model cannot.
+    ``embeddings`` False (config.json's ``index.semantic: false``): the lexical
+    scorer, even with the semantic extra installed (capture/semantic.py).
     """
     if not CANDIDATE_FROM < threshold <= 1.0:
         raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
+    # at most semantic.BUDGET statements embedded for the scorer
+    semantic.begin("default" if embeddings else 0)
     now = now or datetime.now()
     transcript = Path(os.path.expanduser(transcript)).absolute()
     user = workspace.scopes["user"]
@@ -227,15 +233,17 @@ def capture_excerpt(
     threshold: float = STORE_FROM,
     now: datetime | None = None,
     dry_run: bool = False,
+    embeddings: bool = True,
 ) -> CaptureReport:
     """Capture turns handed over whole, not read from a file (OpenClaw's reset excerpt).
 
     There is no read position to keep: capturing the same excerpt again
     finds its memories already known (step 3) and writes nothing new.
-    ``name`` stands for the transcript in the report.
+    ``name`` stands for the transcript in the report. ``embeddings``: as capture's.
     """
     if not CANDIDATE_FROM < threshold <= 1.0:
         raise InputError(f"the threshold must be within {CANDIDATE_FROM}..1, not {threshold}")
+    semantic.begin("default" if embeddings else 0)
     now = now or datetime.now()
     daily_scope = _daily_scope(workspace)
     report = CaptureReport(name, daily_scope.name, dry_run=dry_run)
@@ -321,6 +329,7 @@ def remember_prompt(
         return report
     short = (session or "")[:8]
     turn = Turn("user", prompt, f"{short}/prompt" if short else "prompt", 0, session)
+    semantic.begin(0)  # the prompt's hook stays fast: the lexical scorer
     detector = Detector()
     detections = [d for d in detector.run([turn]) if d.category == "remember"]
     if detector.counts["secret"]:

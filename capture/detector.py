@@ -937,12 +937,16 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     verdict = score(sentence, rule=category)
     if verdict is None:
         return rule
-    if verdict.none >= thresholds(category).veto:
+    if verdict.none >= thresholds(category, verdict.model).veto:
         return _VETOED
     better = verdict.category
     if better is not None and better not in (category, "remember"):
         category = better
-    if confidence < LEARNED and better == category and verdict.p >= thresholds(category).store:
+    if (
+        confidence < LEARNED
+        and better == category
+        and verdict.p >= thresholds(category, verdict.model).store
+    ):
         # a find the rules hold for a candidate (a single correction, an implicit
         # preference) that the scorer would store on its own: stored
         confidence = LEARNED
@@ -962,7 +966,7 @@ def learned(sentence: str) -> tuple[str, str, str, float] | None:
     verdict = score(sentence, rule=None)
     if verdict is None or verdict.category is None:
         return None
-    t = thresholds(verdict.category)
+    t = thresholds(verdict.category, verdict.model)
     worth = 1.0 - verdict.none
     sure = worth >= t.sure
     if not sure and (verdict.p < t.candidate or worth < t.worth):

@@ -15,6 +15,13 @@ before, and the file is read only when a statement is scored.
 The rules of capture.detector stay the floor: without the file, they alone
 decide; with it, the scorer names the category of what a rule found, and
 keeps what no rule claimed.
+
+With the semantic extra, a second model (``scorer_semantic.json``, trained
+the same way by ``capture_train.py --semantic``) reads each statement's
+embedding (capture/semantic.py) beside the same features: one more weight
+per class and embedding dimension. It has its own thresholds; a statement
+that gets no embedding (no extra, semantic off, the capture's budget spent)
+is scored by the lexical model alone.
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ from typing import Any, Final, NamedTuple
 
 from .features import NAMES, features, keys
 
-__all__ = ["WEIGHTS", "Score", "Thresholds", "load", "score", "thresholds"]
+__all__ = ["SEMANTIC", "WEIGHTS", "Score", "Thresholds", "load", "score", "thresholds"]
 
 WEIGHTS: Final = Path(__file__).resolve().parent / "scorer_weights.json"
+#: The model that also reads a statement's embedding (with the semantic extra).
+SEMANTIC: Final = Path(__file__).resolve().parent / "scorer_semantic.json"
 
 
 class Score(NamedTuple):
@@ -38,6 +47,7 @@ class Score(NamedTuple):
     category: str | None  # the best class that is not "none", if any
     p: float  # its probability
     none: float  # the probability that nothing in it is worth keeping
+    model: _Model | None = None  # the model that gave it (whose thresholds apply)
 
 
 class _Model(NamedTuple):
@@ -49,6 +59,7 @@ class _Model(NamedTuple):
     worth: float  # and only if the probability that it is not "none" is at least this
     sure: float  # a statement at least this likely not "none" is stored whatever its p
     veto: float  # a rule's find is dropped when p(none) is at least this
+    embedding: tuple[float, Any] | None = None  # (scale, weights: classes x dimensions)
 
 
 @cache
@@ -69,6 +80,17 @@ def load(path: Path = WEIGHTS) -> _Model | None:
         return dict.fromkeys(classes, float(value))
 
     vocab = {k: tuple(float(w) for w in row) for k, row in data.get("vocab", {}).items()}
+    embedding = None
+    block = data.get("embedding")
+    if block is not None:
+        from memory_chain.index.vectors import MODEL
+
+        if block.get("model") != MODEL:
+            return None  # weights for another model's vectors
+        import numpy as np
+
+        weights = np.asarray(block["weights"], dtype=np.float32)
+        embedding = (float(block["scale"]), weights)
     return _Model(
         classes,
         tuple(zip(*rows, strict=True)),
@@ -78,13 +100,15 @@ def load(path: Path = WEIGHTS) -> _Model | None:
         float(data.get("worth", 0.0)),
         float(data.get("sure", 1.01)),
         float(data.get("veto", 1.01)),
+        embedding,
     )
 
 
 def score(statement: str, model: _Model | None = None, rule: str | None = None) -> Score | None:
     """The class probabilities of ``statement``, which a rule of the detector found to be
     of category ``rule`` (None: no rule claimed it); None without a model."""
-    model = model or load()
+    if model is None:
+        model = _semantic(statement) or load()
     if model is None:
         return None
     # every feature is 0 or 1 and most are 0: the logits are sums of the active rows
@@ -92,6 +116,14 @@ def score(statement: str, model: _Model | None = None, rule: str | None = None) 
     rows = [model.columns[i] for i, v in enumerate(features(statement)) if v]
     rows += [vocab[k] for k in {*keys(statement), f"rule:{rule}"} if k in vocab]
     logits = [sum(column) for column in zip(*rows, strict=True)]
+    if model.embedding is not None:
+        from .semantic import vector
+
+        v = vector(statement)
+        if v is None:  # no embedding after all: the lexical model's verdict
+            return score(statement, load(), rule) if load() is not None else None
+        scale, weights = model.embedding
+        logits = [a + float(b) for a, b in zip(logits, weights @ (v * scale), strict=True)]
     top = max(logits)
     exp = [math.exp(z - top) for z in logits]
     total = sum(exp)
@@ -101,7 +133,17 @@ def score(statement: str, model: _Model | None = None, rule: str | None = None) 
         if name != "none" and q > p:
             best, p = name, q
     none = probs[model.classes.index("none")]
-    return Score(best, p, none)
+    return Score(best, p, none, model)
+
+
+def _semantic(statement: str) -> _Model | None:
+    """The semantic model, where the statement can be embedded; else None."""
+    from .semantic import vector, wanted
+
+    if not wanted() or vector(statement) is None:  # no budget (the prompt hook): no model
+        return None
+    model = load(SEMANTIC)
+    return model if model is not None and model.embedding is not None else None
 
 
 class Thresholds(NamedTuple):

@@ -157,6 +157,7 @@ def capture(
     if not flush and not dry_run and _nothing_new(workspace, path, as_json):
         return
     from memory_chain.capture.capture import capture as run
+    from memory_chain.index.settings import semantic_setting
 
     report = run(
         workspace,
@@ -167,6 +168,7 @@ def capture(
         flush="manual" if flush else None,
         model=model,
         dry_run=dry_run,
+        embeddings=semantic_setting(data_dir()) is not False,
     )
     if as_json:
         emit_json(report.as_dict())
@@ -189,6 +191,7 @@ def _capture_hook(
     fmt: str, threshold: float, model: str | None, dry_run: bool, as_json: bool
 ) -> None:
     from memory_chain.capture.capture import capture as run
+    from memory_chain.index.settings import semantic_setting
 
     payload = _hook_payload()
     cwd = payload.get("cwd")
@@ -205,6 +208,7 @@ def _capture_hook(
         session=payload.get("session_id") if isinstance(payload.get("session_id"), str) else None,
         model=model,
         dry_run=dry_run,
+        embeddings=semantic_setting(data_dir()) is not False,
     )
     if as_json:
         emit_json(report.as_dict())

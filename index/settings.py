@@ -109,3 +109,16 @@ def settings_from_config(data: dict[str, Any]) -> Settings:
     if semantic is not None and not isinstance(semantic, bool):
         raise OperationalError("config.json: index.semantic must be true or false")
     return Settings(weights, ttl, semantic)
+
+
+def semantic_setting(data_dir: Any) -> bool | None:
+    """config.json's ``index.semantic`` in ``data_dir`` (None: not set, or no config yet):
+    what capture asks before it embeds statements (capture/semantic.py)."""
+    from memory_chain.chain.format.config import Config, Layout
+
+    try:
+        raw = Config.load(Layout(data_dir)).data.get("index")
+    except OperationalError:
+        return None
+    value = raw.get("semantic") if isinstance(raw, dict) else None
+    return value if isinstance(value, bool) else None

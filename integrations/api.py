@@ -553,6 +553,7 @@ class Memory:
     ) -> dict[str, Any]:
         """Capture a transcript's new turns into today's daily file (see `capture`)."""
         from memory_chain.capture.capture import capture
+        from memory_chain.index.settings import semantic_setting
 
         report = capture(
             self.workspace,
@@ -563,6 +564,7 @@ class Memory:
             flush=flush,
             session=session,
             dry_run=dry_run,
+            embeddings=semantic_setting(self.data_dir) is not False,
         )
         result: dict[str, Any] = report.as_dict()
         return result
@@ -573,6 +575,7 @@ class Memory:
         """Capture the session excerpt OpenClaw hands its reset hooks (excerpt_turns)."""
         from memory_chain.capture.capture import capture_excerpt
         from memory_chain.capture.transcripts import excerpt_turns
+        from memory_chain.index.settings import semantic_setting
 
         name = f"<openclaw session {session[:8]}>" if session else "<openclaw session>"
         report = capture_excerpt(
@@ -580,6 +583,7 @@ class Memory:
             excerpt_turns(text, session=session, person=person),
             name=name,
             chain=self.chain_door(),
+            embeddings=semantic_setting(self.data_dir) is not False,
         )
         result: dict[str, Any] = report.as_dict()
         return result

@@ -1,0 +1,140 @@
+"""Issue 24: the capture scorer that reads a statement's embedding (capture/semantic.py),
+with the semantic extra (a dev dependency: these run with the real model)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_chain.capture import semantic
+from memory_chain.capture.capture import capture, remember_prompt
+from memory_chain.capture.features import NAMES
+from memory_chain.capture.scorer import SEMANTIC, load, score
+from memory_chain.index.settings import semantic_setting
+from memory_chain.index.vectors import DIM, MODEL, available
+from memory_chain.workspace.scopes import Workspace
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "benchmarks"))
+sys.path.insert(0, str(HERE))
+
+import capture_quality  # noqa: E402
+from helpers import transcripts as cc  # noqa: E402
+from helpers.cli import Cli  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not available(), reason="the semantic extra is not installed")
+
+
+@pytest.fixture
+def on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("MEMORY_CHAIN_SEMANTIC", "1")
+    semantic.reset()
+    yield
+    semantic.reset()
+
+
+def test_the_semantic_weights_were_trained_on_the_corpus_as_it_is() -> None:
+    """Retrain (capture_train.py --semantic) when a part it learned from changes."""
+    data = json.loads(SEMANTIC.read_text(encoding="utf-8"))
+    for part in ("tune", "issue 12 corpus", "hand", *(f"hand {n}" for n in range(3, 11))):
+        text = capture_quality.PARTS[part].read_bytes()
+        assert hashlib.sha256(text).hexdigest() in data["trained_on"], part
+    assert tuple(data["features"]) == NAMES
+    assert data["embedding"]["model"] == MODEL
+    assert len(data["embedding"]["weights"]) == len(data["classes"])
+    assert {len(row) for row in data["embedding"]["weights"]} == {DIM}
+
+
+def test_with_the_extra_a_statement_is_scored_with_its_embedding(on: None) -> None:
+    text = "Money is always integer cents in the database, never floats."
+    verdict = score(text)
+    assert verdict is not None and verdict.model is load(SEMANTIC)
+    assert semantic.spent() == 1
+    # the same statement again: embedded once
+    assert score(text) == verdict and semantic.spent() == 1
+    assert verdict.category == "convention"
+
+
+def test_past_the_budget_the_lexical_model_scores(on: None) -> None:
+    semantic.begin(1)
+    first = score("We deploy from the release branch only.")
+    second = score("The staging database is refreshed every Sunday night.")
+    assert first is not None and first.model is load(SEMANTIC)
+    assert second is not None and second.model is load()
+    assert semantic.spent() == 1
+
+
+def test_switched_off_nothing_is_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_CHAIN_SEMANTIC", "0")
+    semantic.reset()
+    verdict = score("We deploy from the release branch only.")
+    assert verdict is not None and verdict.model is load()
+    assert semantic.spent() == 0
+
+
+def test_a_capture_embeds_at_most_its_budget(
+    on: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic, "BUDGET", 2)
+    said = [
+        "We always squash merge into main.",
+        "The invoices go out on the first Monday of the month.",
+        "I prefer tabs in the Makefile and spaces everywhere else.",
+        "Our staging box is called kestrel.",
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(json.dumps(cc.user(s)).encode() + b"\n" for s in said))
+    capture(Workspace(tmp_path / "user", None), path, dry_run=True)
+    assert semantic.spent() == 2
+
+
+def test_the_prompt_hook_stays_lexical(on: None, tmp_path: Path) -> None:
+    """UserPromptSubmit keeps an explicit "remember" at once: no model is loaded for it."""
+    report = remember_prompt(
+        Workspace(tmp_path / "user", None), "Remember that we deploy on Tuesdays."
+    )
+    assert report.remembered
+    assert semantic.spent() == 0
+
+
+@pytest.mark.parametrize(
+    ("part", "precision", "recall"),
+    [
+        # session 40, the semantic scorer (the lexical one: 0.94 / 0.78 and 0.64 / 0.64)
+        ("choose", 0.95, 0.78),
+        ("held-out 2", 0.88, 0.79),
+    ],
+)
+def test_the_parts_as_measured_with_embeddings(
+    on: None, part: str, precision: float, recall: float
+) -> None:
+    """At the figures benchmarks/README.md gives for the semantic scorer."""
+    semantic.begin(None)
+    result = capture_quality.score(capture_quality.load(capture_quality.PARTS[part]))
+    assert result.precision() >= precision - 0.005, capture_quality.table(result)
+    assert result.recall() >= recall - 0.005, capture_quality.table(result)
+
+
+def test_config_semantic_false_keeps_capture_lexical(on: None, raw: Cli, tmp_path: Path) -> None:
+    """config.json's ``index.semantic: false`` means no model, for capture as for recall."""
+    from memory_chain.integrations.api import Memory
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(json.dumps(cc.user("We always squash merge into main.")).encode() + b"\n")
+    config = raw.root / "config.json"
+    data = json.loads(config.read_text())
+    with Memory.open(raw.root, project=False) as memory:
+        memory.capture(path, dry_run=True)
+    assert semantic.spent() == 1
+    assert semantic_setting(raw.root) is None
+    data["index"] = {"semantic": False}
+    config.write_text(json.dumps(data))
+    assert semantic_setting(raw.root) is False
+    with Memory.open(raw.root, project=False) as memory:
+        memory.capture(path, dry_run=True)
+    assert semantic.spent() == 0
