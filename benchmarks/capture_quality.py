@@ -225,6 +225,7 @@ PARTS = {
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
     "held-out 6": CORPORA / "capture-heldout6.txt",
+    "held-out 7": CORPORA / "capture-heldout7.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
