@@ -214,3 +214,62 @@ def test_valid_lines_that_look_odd_are_taken() -> None:
     assert agree(line)
     fields = ordinary_bytes(line)
     assert fields is not None and fields[6] == b"cd" * 32 and fields[0] == 7
+
+
+# -- the writer's side: a batch add's line, made by splicing the signature in -------------
+
+_SIGNER = None
+
+
+def _signer() -> object:
+    global _SIGNER
+    if _SIGNER is None:
+        from memory_chain.chain.format.keys import Signer
+
+        _SIGNER = Signer(bytes(range(32)))
+    return _SIGNER
+
+
+@settings(deadline=None, max_examples=300)
+@given(obj=objects)
+def test_a_spliced_line_is_the_canonical_line(obj: dict[str, object]) -> None:
+    """ledger.signed_line (the sig put into the signed body) gives self_checked's line,
+    byte for byte, for every entry, ordinary or not; obj gets the same sig."""
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.store.ledger import self_checked, signed_line
+
+    del obj["sig"]
+    general = dict(obj)
+    fast = dict(obj)
+    try:
+        expected = self_checked(general, _signer())  # type: ignore[arg-type]
+    except InputError:  # an entry the writer refuses: refused the same way
+        with pytest.raises(InputError):
+            signed_line(fast, _signer(), canonical(obj["meta"]))  # type: ignore[arg-type]
+        return
+    assert signed_line(fast, _signer(), canonical(obj["meta"])) == expected  # type: ignore[arg-type]
+    assert fast["sig"] == general["sig"]
+
+
+def test_meta_bytes_are_compared_not_decoded() -> None:
+    """With the meta a writer expects, the pattern takes the line only when meta is it."""
+    line = canonical(
+        {
+            "v": 1,
+            "seq": 3,
+            "ts": format_ts(1_700_000_000_000_000),
+            "type": "memory",
+            "tier": "relationship",
+            "source": "manual",
+            "importance": 50,
+            "content": b3(b"x"),
+            "size": 1,
+            "prev": b3(b"p"),
+            "key": "ed25519:" + "ab" * 32,
+            "meta": {"session": "s1"},
+            "sig": "cd" * 64,
+        }
+    )
+    assert ordinary_bytes(line, b'{"session":"s1"}') is not None
+    assert ordinary_bytes(line, b'{"session":"s2"}') is None
+    assert ordinary_bytes(line) is not None

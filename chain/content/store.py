@@ -29,7 +29,7 @@ from typing import Final
 
 from blake3 import blake3
 
-from ..format.fsutil import fsync_dir, write_all
+from ..format.fsutil import fsync_dir, write_all, write_parts
 from ..format.patterns import lazy
 from ..format.values import Value
 
@@ -513,7 +513,7 @@ class ContentStore:
             hints.setdefault(digest[0], []).append(HINT.pack(digest, pack, offset))
             offset += HEAD + len(data) + TAIL
         try:
-            write_all(fd, b"".join(parts))
+            write_parts(fd, parts)
         except BaseException:
             # A partial record is left as a torn tail: close this pack to appends.
             os.close(fd)
@@ -539,7 +539,8 @@ class ContentStore:
             if digest in seen:
                 continue
             seen.add(digest)
-            if not self._packed(digest):
+            # most blobs of a batch are new: no hint holds their digest (one find in C)
+            if digest not in self._shard(digest[0]) or not self._packed(digest):
                 todo.append((digest, data))
         self.put_many(todo)
         return out

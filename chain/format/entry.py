@@ -322,7 +322,7 @@ _DATES: dict[bytes, bool] = {}
 OrdinaryBytes = tuple[int, bytes, bytes, bytes, bytes, int, bytes, bytes, bytes, bytes]
 
 
-def ordinary_bytes(line: bytes) -> OrdinaryBytes | None:
+def ordinary_bytes(line: bytes, meta_bytes: bytes | None = None) -> OrdinaryBytes | None:
     """Steps 1-3 for the common line, by one compiled pattern; None: use parse_line.
 
     An ordinary entry is a content entry (not genesis, redaction or key
@@ -337,6 +337,9 @@ def ordinary_bytes(line: bytes) -> OrdinaryBytes | None:
     compares the two on mutated lines). Anything else, valid or not, is left
     to parse_line, which alone says what is wrong: this returns a verdict
     only on lines that pass.
+
+    ``meta_bytes``: the canonical bytes meta must be (a writer checking the
+    line it made from a meta it checked): compared, not decoded again.
     """
     if len(line) >= MAX_LINE_BYTES:
         return None
@@ -356,7 +359,10 @@ def ordinary_bytes(line: bytes) -> OrdinaryBytes | None:
     n, length = int(seq), int(size)
     if n > MAX_SAFE_INT or length > MAX_SAFE_INT:
         return None
-    if meta != b"{}":
+    if meta_bytes is not None:
+        if meta != meta_bytes:
+            return None
+    elif meta != b"{}":
         if len(meta) > MAX_META_BYTES:
             return None
         try:

@@ -25,6 +25,23 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+#: Buffers one os.writev call takes at most (POSIX IOV_MAX is at least 16; Linux 1024).
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 16
+
+
+def write_parts(fd: int, parts: list[bytes]) -> None:
+    """write_all of b"".join(parts), without the join: os.writev, a group at a time."""
+    for at in range(0, len(parts), _IOV_MAX):
+        group = parts[at : at + _IOV_MAX]
+        done = os.writev(fd, group)
+        for part in group:
+            if done >= len(part):
+                done -= len(part)
+                continue
+            write_all(fd, part[done:])  # a short write: the rest one by one
+            done = 0
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make the entries of folder ``path`` durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

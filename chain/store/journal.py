@@ -67,10 +67,12 @@ class Spool:
         return "b3:" + self._hash.hexdigest()
 
     def pieces(self) -> Iterator[bytes]:
-        """The lines written, in pieces of at most about PIECE bytes."""
+        """The lines written, in pieces of at most about PIECE bytes (a batch held in
+        memory: one piece, joined once however often it is read)."""
         if self._fd is None:
-            if self._parts:
-                yield b"".join(self._parts)
+            if len(self._parts) > 1:
+                self._parts = [b"".join(self._parts)]
+            yield from self._parts
             return
         at = 0
         while at < self.length:
