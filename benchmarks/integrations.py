@@ -99,6 +99,12 @@ def bench_hooks(entries: int, runs: int) -> dict[str, Any]:
             k: median([s / h for s, h in zip(samples[k], samples["help"], strict=True)])
             for k in ("session_start", "prompt")
         }
+        context_argv = [script, "--dir", str(work), "context"]
+        rss = {
+            "help": peak_rss([script, "--help"], b"", env),
+            "session_start": peak_rss([*hook, "SessionStart"], start, env),
+            "context": peak_rss(context_argv, b"", env),
+        }
         return {
             "entries": entries,
             "context_chars": len(context),
@@ -108,10 +114,30 @@ def bench_hooks(entries: int, runs: int) -> dict[str, Any]:
             "prompt_ms": median(samples["prompt"]),
             "session_start_ratio": ratios["session_start"],
             "prompt_ratio": ratios["prompt"],
+            "peak_rss_kb": rss,
             "samples": samples,
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: Runs a command and prints the peak resident memory of its process (KB, Linux).
+_RSS = (
+    "import resource, subprocess, sys\n"
+    "subprocess.run(sys.argv[1:], input=sys.stdin.buffer.read(), capture_output=True)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def peak_rss(argv: list[str], stdin: bytes, env: dict[str, str], runs: int = 3) -> int:
+    """The median over ``runs`` of the command's peak resident memory, in KB."""
+    out = []
+    for _ in range(runs):
+        p = subprocess.run(
+            [sys.executable, "-c", _RSS, *argv], input=stdin, env=env, capture_output=True
+        )
+        out.append(int(p.stdout.split()[-1]))
+    return int(median(out))
 
 
 def bench_mcp(entries: int, calls: int) -> dict[str, Any]:
@@ -181,6 +207,10 @@ def table(r: dict[str, Any]) -> str:
         f"| MCP search round trip, p50 ({m['calls']} calls) | {m['mcp_p50_ms']:.2f} ms | "
         f"in-process search {m['inproc_p50_ms']:.2f} ms | {m['ratio_p50']:.2f} x | <= 3 x | "
         f"{verdict(m['ratio_p50'] <= 3)} |",
+        "",
+        f"Peak memory, fresh process: SessionStart {h['peak_rss_kb']['session_start'] / 1024:.1f}"
+        f" MiB, context {h['peak_rss_kb']['context'] / 1024:.1f} MiB, --help "
+        f"{h['peak_rss_kb']['help'] / 1024:.1f} MiB (goal <= 50 MiB, flat from 10k to 1M).",
         "",
         f"(session-start block {h['context_chars']:,} characters; prompt context "
         f"{h['prompt_context_chars']:,}; MCP p95 {m['mcp_p95_ms']:.2f} ms, in-process p95 "

@@ -8,13 +8,16 @@ is answered here:
 
 - ``hook EVENT`` (and ``--dir PATH``);
 - ``capture --transcript FILE`` (and ``--project``, ``--workspace``,
-  ``--dir``, ``--json``), only when the transcript has nothing new.
+  ``--dir``, ``--json``), only when the transcript has nothing new;
+- ``context`` (and ``--dir``, ``--project``, ``--workspace``,
+  ``--max-tokens N``, ``--no-verify``, ``--json``): the session-start block.
 
 Each option is spelled at most once, as ``--opt VALUE`` or ``--opt=VALUE``.
 Anything else (another option, ``--help``, a transcript that grew, an
 error) goes to the click command line (``cli.main``), which gives the same
 answer the slow way: the fast path only ever answers what it is sure of,
-and writes nothing.
+and writes nothing but the caches a read keeps (memory.db, the verified
+state), which the slow way would write the same.
 """
 
 from __future__ import annotations
@@ -30,6 +33,14 @@ __all__ = ["main"]
 
 #: The options the fast shapes accept, and whether each takes a value.
 _HOOK_OPTIONS = {"--dir": True}
+_CONTEXT_OPTIONS = {
+    "--dir": True,
+    "--project": True,
+    "--workspace": True,
+    "--max-tokens": True,
+    "--no-verify": False,
+    "--json": False,
+}
 _CAPTURE_OPTIONS = {
     "--dir": True,
     "--transcript": True,
@@ -59,6 +70,9 @@ def _answered(args: Sequence[str]) -> bool:
             return False
         _hook(positional[0], options.get("--dir"))
         return True
+    context = _parse(args, "context", _CONTEXT_OPTIONS)
+    if context is not None:
+        return not context[1] and _context(context[0])
     capture = _parse(args, "capture", _CAPTURE_OPTIONS)
     if capture is None or capture[1]:
         return False
@@ -133,3 +147,44 @@ def _capture_unchanged(transcript: str, options: dict[str, str]) -> str | None:
     )
     path = Path(os.path.expanduser(transcript)).absolute()
     return nothing_new(workspace, path, "--json" in options)
+
+
+def _context(options: dict[str, str]) -> bool:
+    """``context`` answered here: False (nothing printed) when anything is in doubt."""
+    tokens = options.get("--max-tokens", "2000")
+    if not tokens.isdigit() or int(tokens) < 1 or tokens != str(int(tokens)):
+        return False  # click says what is wrong with it
+    try:
+        import warnings
+
+        from memory_chain.chain.format.config import resolve_dir
+        from memory_chain.chain.format.progress import watching
+
+        from .plain import context_block, one_line_warning
+        from .progress import bars
+
+        warnings.showwarning = one_line_warning
+        data_dir = resolve_dir(options.get("--dir"))
+        workspace = workspace_of(data_dir, options.get("--workspace"), options.get("--project"))
+        with watching(bars(json_output="--json" in options)):
+            text, code = context_block(
+                data_dir,
+                workspace,
+                max_tokens=int(tokens),
+                no_verify="--no-verify" in options,
+                as_json="--json" in options,
+            )
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(2)
+    except Exception:
+        return False  # the slow way says what went wrong, in one line
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): as the slow way, exit 0
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    if code:
+        sys.exit(code)
+    return True

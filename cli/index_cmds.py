@@ -18,7 +18,6 @@ from .common import (
     dir_option,
     emit_json,
     json_option,
-    open_ledger,
     open_workspace,
     workspace_options,
 )
@@ -234,38 +233,21 @@ def context(
         memory-chain context
         memory-chain context --query "deploy the web app" --max-tokens 1000
     """
-    from memory_chain.workspace.context import session_context
+    from .plain import context_block
 
-    w = _weights(weights)
-    with _open_index(chainless_ok=True, durable=False) as index:  # a read: no fsync
-        if index.chainless:
-            from memory_chain.index.integrity import no_chain
-
-            integrity = no_chain()
-        elif no_verify:
-            from memory_chain.index.integrity import unchecked
-
-            s = index.state()
-            integrity = unchecked(s.size, s.head, s.chain_id)
-        else:
-            from memory_chain.index.integrity import check_chain, integrity_of
-
-            integrity = integrity_of(check_chain(open_ledger()))
-        ctx = session_context(
-            index,
-            integrity,
-            open_workspace(),
-            query=query,
-            max_tokens=max_tokens,
-            char_cap=char_cap,
-            weights=w,
-        )
-    if as_json:
-        emit_json(ctx.as_dict())
-    else:
-        click.echo(ctx.markdown(), nl=False)
-    if integrity.checked and not integrity.ok:
-        sys.exit(1)
+    text, code = context_block(
+        data_dir(),
+        open_workspace(),
+        query=query,
+        max_tokens=max_tokens,
+        no_verify=no_verify,
+        char_cap=char_cap,
+        weights=_weights(weights),
+        as_json=as_json,
+    )
+    click.echo(text, nl=False)
+    if code:
+        sys.exit(code)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

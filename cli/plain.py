@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["nothing_new", "one_line_warning", "run_hook", "workspace_of"]
+__all__ = ["context_block", "nothing_new", "one_line_warning", "run_hook", "workspace_of"]
 
 
 def run_hook(event: str, data_dir: Path) -> str:
@@ -61,3 +61,52 @@ def nothing_new(workspace: Any, path: Path, as_json: bool) -> str | None:
         data = {"transcript": str(path), "unchanged": True, "read": {"start": end, "end": end}}
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
     return f"nothing new in {path} (read up to byte {end})\n"
+
+
+def context_block(
+    data_dir: Path,
+    workspace: Any,
+    *,
+    query: str | None = None,
+    max_tokens: int = 2000,
+    no_verify: bool = False,
+    char_cap: int = 32000,
+    weights: Any = None,
+    as_json: bool = False,
+) -> tuple[str, int]:
+    """``memory-chain context``: (what to print, the exit code: 1 when the chain did not
+    verify). Raises as the command would fail (MemoryChainError, OSError)."""
+    from memory_chain.chain.store.ledger import Ledger
+    from memory_chain.index.db import Index
+    from memory_chain.workspace.context import session_context
+
+    with Index.open_or_empty(data_dir, durable=False) as index:  # a read: no fsync
+        if index.chainless:
+            from memory_chain.index.integrity import no_chain
+
+            integrity = no_chain()
+        elif no_verify:
+            from memory_chain.index.integrity import unchecked
+
+            s = index.state()
+            integrity = unchecked(s.size, s.head, s.chain_id)
+        else:
+            from memory_chain.index.integrity import check_chain, integrity_of
+
+            integrity = integrity_of(check_chain(Ledger(data_dir)))
+        ctx = session_context(
+            index,
+            integrity,
+            workspace,
+            query=query,
+            max_tokens=max_tokens,
+            char_cap=char_cap,
+            weights=weights,
+        )
+    if as_json:
+        import orjson
+
+        text = orjson.dumps(ctx.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"
+    else:
+        text = ctx.markdown()
+    return text, 1 if integrity.checked and not integrity.ok else 0

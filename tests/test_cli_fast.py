@@ -1,5 +1,5 @@
-"""The fast entry (cli/fast.py): `hook EVENT` and an unchanged `capture` answered before
-click is imported, with the answers the click command line gives.
+"""The fast entry (cli/fast.py): `hook EVENT`, an unchanged `capture` and `context` answered
+before click is imported, with the answers the click command line gives.
 
 Each comparison runs both doors as real processes: the installed console
 script (the fast entry) and ``python -c "...cli.main import main..."`` (click
@@ -17,7 +17,7 @@ import pytest
 from helpers import transcripts as cc
 from helpers.cli import Cli
 
-from memory_chain.cli.fast import _CAPTURE_OPTIONS, _HOOK_OPTIONS, _parse
+from memory_chain.cli.fast import _CAPTURE_OPTIONS, _CONTEXT_OPTIONS, _HOOK_OPTIONS, _parse
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "hook-payloads"
 
@@ -165,3 +165,77 @@ def test_a_shape_the_fast_entry_does_not_take_goes_to_click(cli: Cli) -> None:
     bad = cli.run("capture", "--transcript", "/nonexistent/t.jsonl", "--project", "/nonexistent")
     assert 2 == bad.code
     assert bad.err.startswith("error: no such project folder")
+
+
+@pytest.mark.parametrize(
+    ("args", "fast"),
+    [
+        (["context"], {}),
+        (
+            ["--dir", "d", "context", "--json", "--no-verify"],
+            {"--dir": "d", "--json": "", "--no-verify": ""},
+        ),
+        (
+            ["context", "--max-tokens=500", "--project", "p"],
+            {"--max-tokens": "500", "--project": "p"},
+        ),
+        (["context", "--query", "deploys"], None),  # ranked by a query: click
+        (["context", "--weights", "1,0,0,0"], None),
+        (["context", "--char-cap", "200"], None),
+        (["context", "--help"], None),
+        (["context", "--no-verify=1"], None),
+    ],
+)
+def test_the_context_shape_and_only_it_is_taken(
+    args: list[str], fast: dict[str, str] | None
+) -> None:
+    got = _parse(args, "context", _CONTEXT_OPTIONS)
+    assert (None if got is None else got[0]) == fast
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--json"], ["--no-verify"], ["--max-tokens", "60"]],
+    ids=["plain", "json", "no-verify", "small budget"],
+)
+def test_context_answers_as_the_click_command_does_without_importing_click(
+    populated: Cli, tmp_path: Path, extra: list[str]
+) -> None:
+    populated.ok("remember", "Prefers short answers", "--section", "User Preferences")
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    args = ["context", "--project", str(project), *extra]
+    fast = populated.run(*args)
+    slow = _click(populated, *args)
+    assert (0, 0) == (fast.code, slow.returncode), fast.err
+    assert fast.out == slow.stdout.decode()
+    assert fast.err == slow.stderr.decode()
+    if extra != ["--max-tokens", "60"]:
+        assert "Prefers short answers" in fast.out
+    assert not _imports_click(populated, *args)
+
+
+def test_a_context_that_fails_verification_exits_1_through_either_door(
+    populated: Cli, tmp_path: Path
+) -> None:
+    chain = populated.root / "chain.jsonl"
+    lines = chain.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b"Staging", b"Stoging") if b"Staging" in lines[2] else lines[2]
+    lines[2] = lines[2].replace(b'"importance":', b'"importance": ', 1)  # not canonical
+    chain.write_bytes(b"\n".join(lines))
+    fast = populated.run("context")
+    slow = _click(populated, "context")
+    assert (1, 1) == (fast.code, slow.returncode)
+    assert fast.out == slow.stdout.decode() != ""
+    assert not _imports_click(populated, "context")
+
+
+def test_a_context_the_fast_entry_cannot_answer_goes_to_click(cli: Cli, tmp_path: Path) -> None:
+    """A bad option value or an error: click says what is wrong, in one line."""
+    bad = cli.run("context", "--max-tokens", "0")
+    assert 2 == bad.code and "--max-tokens" in bad.err
+    assert _imports_click(cli, "context", "--max-tokens", "0")
+    missing = cli.run("context", "--project", str(tmp_path / "nowhere"))
+    slow = _click(cli, "context", "--project", str(tmp_path / "nowhere"))
+    assert (missing.code, missing.err) == (slow.returncode, slow.stderr.decode())
+    assert missing.code == 2 and missing.err.startswith("error: ")
