@@ -263,6 +263,13 @@ class Detector:
         failed, sig = self._error
         said = " ".join(self._said)
         replaces = _replaces(command, failed, said)
+        if not (_same_command(command, failed) or _extends(command, failed) or replaces):
+            steps = _steps(command)
+            if len(steps) > 1 and (_same_command(steps[-1], failed) or _extends(steps[-1], failed)):
+                # "export ANDROID_HOME=... && ./gradlew build": the steps before the failing
+                # command, run in the same call, are fixes as if run one by one before it
+                self._since.extend(steps[:-1])
+                command = steps[-1]
         if _same_command(command, failed) or _extends(command, failed) or replaces:
             fixes = [c for c in self._since if not _same_command(c, failed)]
             if _extends(command, failed) or replaces:
@@ -439,6 +446,20 @@ def _replaces(command: str, failed: str, said: str) -> bool:
     added = {w.lower() for w in new[1:]} - {w.lower() for w in old} - _COMMON
     heard = {w.lower() for w in re.findall(r"[\w.:/=-]+", said)}
     return bool(added & heard)
+
+
+_STEP: Final = re.compile(r"\s*(?:&&|;)\s*")
+
+
+def _steps(command: str) -> list[str]:
+    """A shell call's commands joined by ``&&`` or ``;``, each with the call's tool name
+    (``Bash: a && b`` -> ``Bash: a``, ``Bash: b``); one step when it quotes anything (a
+    separator may be inside the quotes) or pipes."""
+    name, sep, rest = command.partition(": ")
+    prefix, body = (name + sep, rest) if sep and " " not in name else ("", command)
+    if any(q in body for q in "'\"`|") or "\n" in body:
+        return [command]
+    return [prefix + step for step in _STEP.split(body.strip()) if step]
 
 
 def _program(command: str) -> list[str]:
@@ -1246,6 +1267,7 @@ def _same_command(a: str, b: str) -> bool:
 
 
 def _extends(command: str, failed: str) -> bool:
-    """``command`` is the failing one run again with more arguments."""
+    """``command`` is the failing one run again with more arguments (not followed by
+    another command: ``make && make test`` is not ``make`` another way)."""
     a, b = normalize(command), normalize(failed)
-    return bool(b) and a.startswith(b + " ")
+    return bool(b) and a.startswith(b + " ") and not a[len(b) + 1 :].startswith(("&", ";", "|"))

@@ -108,8 +108,9 @@ def test_the_prompt_hook_stays_lexical(on: None, tmp_path: Path) -> None:
         # session 40, the semantic scorer (the lexical one: 0.94 / 0.78 and 0.64 / 0.64)
         ("choose", 0.95, 0.78),
         ("held-out 2", 0.88, 0.79),
-        # written after the semantic scorer was chosen (labels first), run once
-        ("held-out 7", 0.83, 0.59),
+        # written after the semantic scorer was chosen (labels first), run once: 0.83 /
+        # 0.59; 0.84 / 0.63 once a fix in the same call as the command counted (seen)
+        ("held-out 7", 0.84, 0.63),
     ],
 )
 def test_the_parts_as_measured_with_embeddings(
