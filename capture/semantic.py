@@ -60,7 +60,7 @@ def vector(statement: str) -> np.ndarray | None:
     with one_blas_thread():
         v: np.ndarray = model.query([statement]).reshape(-1).astype("float32")
     _spent += 1
-    _cache[statement] = v  # at most the budget's worth a capture
+    _cache[statement] = v  # at most the budget's worth a capture (begin() clears it)
     return v
 
 
@@ -87,9 +87,11 @@ def vectors(statements: list[str]) -> None:
 
 def begin(statements: int | Literal["default"] | None = "default") -> None:
     """A capture starts: it may embed this many statements (default BUDGET; None: no
-    limit; 0: none, the scorer is the lexical one). What was embedded stays known."""
+    limit; 0: none, the scorer is the lexical one). What the last one embedded is
+    forgotten: a long-lived process (the MCP server) keeps at most one capture's worth."""
     global _budget, _spent
     _budget, _spent = BUDGET if statements == "default" else statements, 0
+    _cache.clear()
 
 
 def spent() -> int:

@@ -141,3 +141,13 @@ def test_config_semantic_false_keeps_capture_lexical(on: None, raw: Cli, tmp_pat
     with Memory.open(raw.root, project=False) as memory:
         memory.capture(path, dry_run=True)
     assert semantic.spent() == 0
+
+
+def test_each_capture_forgets_what_the_last_one_embedded(on: None) -> None:
+    """A long-lived process (the MCP server) holds at most one capture's embeddings."""
+    score("We deploy from the release branch only.")
+    assert semantic.spent() == 1 and len(semantic._cache) == 1
+    semantic.begin()
+    assert semantic.spent() == 0 and not semantic._cache
+    score("We deploy from the release branch only.")
+    assert semantic.spent() == 1
