@@ -151,3 +151,14 @@ def test_each_capture_forgets_what_the_last_one_embedded(on: None) -> None:
     assert semantic.spent() == 0 and not semantic._cache
     score("We deploy from the release branch only.")
     assert semantic.spent() == 1
+
+
+def test_real_shapes_keep_only_the_persons_statements_with_embeddings(
+    on: None, tmp_path: Path
+) -> None:
+    """test_capture_real_shapes with the semantic scorer: the same three statements, no
+    harness text, no tool output."""
+    import test_capture_real_shapes as real
+
+    real.test_only_the_persons_statements_are_kept(tmp_path)
+    assert semantic.spent() > 0  # the semantic scorer did score them
