@@ -606,7 +606,13 @@ _REMEMBER_LEAD: Final = re.compile(
     r"^(?:please\s+)?(?:(?:can|could|would|will) you\s+(?:please\s+)?)?"
     r"(?:remember(?: this)?|don't forget|do not forget|note for the future|note to self|"
     r"note that|make a note(?: that)?|keep in mind|for future reference|"
-    r"merk dir|bitte merken|souviens-toi|retiens|recuerda|lembre-se)"
+    r"merk dir|bitte merken|souviens-toi|retiens|recuerda|lembre-se|"
+    # "store this: X", "save that for next time: X": only with the colon ("save this
+    # file" is a request about a file)
+    r"(?:store|save|log|memori[sz]e)\s+(?:this|that)"
+    r"(?:\s+for\s+(?:later|next time|the future|future reference))?(?=\s*:)|"
+    r"(?:write|jot)\s+(?:this|that)\s+down(?=\s*:)|"
+    r"add\s+(?:this|that)\s+to\s+(?:your\s+)?memory(?=\s*:))"
     r"\s*[:,]?\s+(?:(?:that|dass|que|de que)\s+)?(?P<x>.+)$",
     re.I,
 )

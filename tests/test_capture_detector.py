@@ -16,8 +16,10 @@ from memory_chain.capture.detector import (
     REPEATED,
     Detection,
     Detector,
+    classify,
     detect,
 )
+from memory_chain.capture.gate import MAY_REMEMBER
 from memory_chain.capture.transcripts import Turn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -302,3 +304,30 @@ def test_a_told_fix_is_taken_back_by_forget_that() -> None:
         )
     )
     assert [] == found
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "store this: Elasticsearch on staging is reset every Sunday",
+            "Elasticsearch on staging is reset every Sunday",
+        ),
+        ("save that for next time: the VPN drops every 8 hours", "the VPN drops every 8 hours"),
+        ("jot this down: invoices go out on the 1st", "invoices go out on the 1st"),
+        ("add this to your memory: Lena owns the data pipeline", "Lena owns the data pipeline"),
+        ("memorise this: the staging box is called kestrel", "the staging box is called kestrel"),
+        # a request about a file or a setting, not about memory: no colon, no remember
+        ("save this file please", None),
+        ("store this in the config", None),
+        ("log that error to sentry", None),
+    ],
+)
+def test_asking_to_store_or_save_is_remember_only_with_a_colon(text: str, kept: str | None) -> None:
+    found = classify(text)
+    if kept is None:
+        assert found is None or found[0] != "remember"
+    else:
+        assert found is not None and found[:3] == ("remember", "remember", kept)
+    # the prompt hook's gate lets every asking form through to the detector
+    assert kept is None or MAY_REMEMBER.search(text)
