@@ -221,11 +221,13 @@ PARTS = {
     "hand 9": CORPORA / "capture-hand9.txt",
     "hand 10": CORPORA / "capture-hand10.txt",
     "hand 11": CORPORA / "capture-hand11.txt",
+    "hand 12": CORPORA / "capture-hand12.txt",
     "held-out 3": CORPORA / "capture-heldout3.txt",
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
     "held-out 6": CORPORA / "capture-heldout6.txt",
     "held-out 7": CORPORA / "capture-heldout7.txt",
+    "held-out 8": CORPORA / "capture-heldout8.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

@@ -41,7 +41,7 @@ def on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_the_semantic_weights_were_trained_on_the_corpus_as_it_is() -> None:
     """Retrain (capture_train.py --semantic) when a part it learned from changes."""
     data = json.loads(SEMANTIC.read_text(encoding="utf-8"))
-    for part in ("tune", "issue 12 corpus", "hand", *(f"hand {n}" for n in range(3, 11))):
+    for part in ("tune", "issue 12 corpus", "hand", *(f"hand {n}" for n in range(3, 13))):
         text = capture_quality.PARTS[part].read_bytes()
         assert hashlib.sha256(text).hexdigest() in data["trained_on"], part
     assert tuple(data["features"]) == NAMES
@@ -105,12 +105,14 @@ def test_the_prompt_hook_stays_lexical(on: None, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("part", "precision", "recall"),
     [
-        # session 40, the semantic scorer (the lexical one: 0.94 / 0.78 and 0.64 / 0.64)
-        ("choose", 0.95, 0.78),
-        ("held-out 2", 0.88, 0.79),
-        # written after the semantic scorer was chosen (labels first), run once: 0.83 /
-        # 0.59; 0.84 / 0.63 once a fix in the same call as the command counted (seen)
-        ("held-out 7", 0.84, 0.63),
+        # session 40, the semantic scorer retrained with hand 11 and 12 (the lexical one:
+        # 0.94 / 0.78 and 0.64 / 0.64)
+        ("choose", 0.96, 0.78),
+        ("held-out 2", 0.79, 0.68),
+        # written after the first semantic scorer was chosen (labels first), run once
+        ("held-out 7", 0.90, 0.57),
+        # written while it was retrained (one project over time), run once after
+        ("held-out 8", 0.67, 0.48),
     ],
 )
 def test_the_parts_as_measured_with_embeddings(
