@@ -57,6 +57,7 @@ __all__ = [
     "nearest",
     "prune",
     "state",
+    "unembedded",
     "ws_key",
 ]
 
@@ -287,6 +288,18 @@ def _missing(conn: sqlite3.Connection, limit: int | None) -> list[tuple[str, str
 def missing_count(conn: sqlite3.Connection) -> int:
     """How many indexed texts have no vector yet."""
     return len(_missing(conn, None))
+
+
+def unembedded(conn: sqlite3.Connection) -> int:
+    """How many shown memories have no vector yet, read without writing (doctor): a
+    memory without a key counts too, though its key might name a vector already kept."""
+    (n,) = conn.execute(
+        "SELECT count(*) FROM memories m WHERE m.content IS NOT NULL AND m.status = 'active' "
+        "AND (m.vec_key IS NULL OR NOT EXISTS "
+        "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.key = m.vec_key))",
+        (MODEL,),
+    ).fetchone()
+    return int(n)
 
 
 def embed_missing(

@@ -8,6 +8,7 @@ incrementally (a full check is `memory-chain verify --full`).
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -330,6 +331,48 @@ def _anchors(memory: Memory) -> list[Check]:
     return out
 
 
+def _semantic(memory: Memory) -> list[Check]:
+    """Recall by meaning and the capture scorer that reads it (the semantic extra): on or
+    off and why, and whether memories wait for a vector. The model is not loaded."""
+    from memory_chain.index import vectors
+    from memory_chain.index.settings import semantic_setting
+
+    if not vectors.available():
+        return [
+            Check(
+                "semantic",
+                "ok",
+                "off: the semantic extra is not installed (recall and capture are lexical; "
+                "pip install 'memory-chain[semantic]' adds recall by meaning)",
+            )
+        ]
+    if not vectors.enabled(semantic_setting(memory.data_dir)):
+        why = (
+            f"${vectors.ENV}"
+            if vectors.ENV in os.environ
+            else 'config.json "index": {"semantic": false}'
+        )
+        return [Check("semantic", "ok", f"off: switched off by {why}")]
+    detail = f"on: recall and capture read meaning ({vectors.MODEL})"
+    if not memory.has_chain:
+        return [Check("semantic", "ok", detail)]
+    from memory_chain.index.db import CATCH_UP, Index
+
+    with Index.open(memory.data_dir, sync_now=False) as index:
+        missing = vectors.unembedded(index.conn)
+    if missing > CATCH_UP:
+        return [
+            Check(
+                "semantic",
+                "warn",
+                f"{detail}; {missing} memories have no vector yet, so recall stays lexical "
+                "until they are embedded",
+                "memory-chain reindex (or the maintain job)",
+            )
+        ]
+    return [Check("semantic", "ok", detail)]
+
+
 def diagnose(memory: Memory) -> list[Check]:
     """Every check, in order; a check that cannot run says why (status fail).
 
@@ -338,9 +381,9 @@ def diagnose(memory: Memory) -> list[Check]:
     """
     checks: list[Check] = []
     sections = (
-        [_data_dir, _chain, _workspace, _agents, _schedules, _anchors]
+        [_data_dir, _chain, _workspace, _semantic, _agents, _schedules, _anchors]
         if memory.has_chain
-        else [_data_dir, _agents, _schedules]
+        else [_data_dir, _semantic, _agents, _schedules]
     )
     for section in sections:
         try:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.cli import Cli
 
 
@@ -31,6 +32,7 @@ def test_a_set_up_agent_is_healthy(populated: Cli, tmp_path: Path) -> None:
         "chain": "ok",
         "index": "ok",
         "workspace": "ok",
+        "semantic": "ok",  # switched off by the tests' environment
         "claude code hooks": "ok",
         "mcp server": "ok",
         "schedules": "ok",
@@ -109,3 +111,34 @@ def test_a_directory_broken_three_ways_reports_all_three(populated: Cli) -> None
     assert "fail" == checks["signing key"]["status"]
     assert f"chmod 600 {populated.root / 'agent.key'}" == checks["signing key"]["fix"]
     assert "fail" == checks["chain"]["status"] and "seq 2" in checks["chain"]["detail"]
+
+
+def test_semantic_says_whether_recall_reads_meaning_and_what_waits(
+    populated: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On or off and why, and memories without a vector past what a search embeds first."""
+    from memory_chain.index import db, vectors
+    from memory_chain.integrations.api import Memory
+    from memory_chain.integrations.doctor import diagnose
+
+    def semantic() -> Any:
+        with Memory.open(populated.root, project=False) as memory:
+            return next(c for c in diagnose(memory) if c.name == "semantic")
+
+    assert semantic().detail == "off: switched off by $MEMORY_CHAIN_SEMANTIC"
+    monkeypatch.delenv(vectors.ENV)
+    config = populated.root / "config.json"
+    data = json.loads(config.read_text())
+    config.write_text(json.dumps({**data, "index": {"semantic": False}}))
+    assert "config.json" in semantic().detail
+    config.write_text(json.dumps(data))
+    if not vectors.available():
+        assert semantic().detail.startswith("off: the semantic extra is not installed")
+        return
+    assert (semantic().status, semantic().detail.split(":")[0]) == ("ok", "on")
+    monkeypatch.setattr(db, "CATCH_UP", 0)  # the 4 memories were never embedded
+    waiting = semantic()
+    assert waiting.status == "warn" and "4 memories have no vector" in waiting.detail
+    assert waiting.fix is not None and waiting.fix.startswith("memory-chain reindex")
+    populated.ok("reindex", env={vectors.ENV: "1"})
+    assert semantic().status == "ok"
