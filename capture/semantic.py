@@ -47,18 +47,16 @@ def wanted() -> bool:
 
 def vector(statement: str) -> np.ndarray | None:
     """The unit embedding of ``statement`` (float32, 384), or None: not wanted here, or
-    this process's budget spent."""
+    this capture's budget spent."""
     global _spent
     found = _cache.get(statement)
     if found is not None:
         return found
     if not wanted() or (_budget is not None and _spent >= _budget):
         return None
-    from memory_chain.index.vectors import get_embedder, one_blas_thread
+    from memory_chain.index.vectors import get_embedder
 
-    model = get_embedder()._model
-    with one_blas_thread():
-        v: np.ndarray = model.query([statement]).reshape(-1).astype("float32")
+    v: np.ndarray = get_embedder().queries([statement])[0]
     _spent += 1
     _cache[statement] = v  # at most the budget's worth a capture (begin() clears it)
     return v
@@ -71,16 +69,14 @@ def vectors(statements: list[str]) -> None:
     todo = [s for s in dict.fromkeys(statements) if s not in _cache]
     if not todo or not wanted():
         return
-    from memory_chain.index.vectors import BATCH, get_embedder, one_blas_thread
+    from memory_chain.index.vectors import BATCH, get_embedder
 
-    model = get_embedder()._model
+    embedder = get_embedder()
     for i in range(0, len(todo), BATCH):
         if _budget is not None and _spent >= _budget:
             return
         part = todo[i : i + BATCH]
-        with one_blas_thread():
-            out = model.query(part).reshape(len(part), -1).astype("float32")
-        for s, v in zip(part, out, strict=True):
+        for s, v in zip(part, embedder.queries(part), strict=True):
             _cache[s] = v
         _spent += len(part)
 

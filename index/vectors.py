@@ -108,6 +108,13 @@ class Embedder:
             out: np.ndarray = self._model.query(text)
         return out
 
+    def queries(self, texts: list[str]) -> np.ndarray:
+        """Texts embedded as queries (e5's "query: " prefix), one float32 row each (the
+        capture scorer reads statements so: capture/semantic.py)."""
+        with one_blas_thread():
+            out: np.ndarray = self._model.query(texts).reshape(len(texts), DIM)
+        return out.astype("float32")
+
 
 _blas: Any = None
 
