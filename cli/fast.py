@@ -152,7 +152,7 @@ def _capture_unchanged(transcript: str, options: dict[str, str]) -> str | None:
 def _context(options: dict[str, str]) -> bool:
     """``context`` answered here: False (nothing printed) when anything is in doubt."""
     tokens = options.get("--max-tokens", "2000")
-    if not tokens.isdigit() or int(tokens) < 1 or tokens != str(int(tokens)):
+    if not (tokens.isascii() and tokens.isdigit()) or tokens != str(int(tokens)) or tokens == "0":
         return False  # click says what is wrong with it
     try:
         import warnings

@@ -239,3 +239,9 @@ def test_a_context_the_fast_entry_cannot_answer_goes_to_click(cli: Cli, tmp_path
     slow = _click(cli, "context", "--project", str(tmp_path / "nowhere"))
     assert (missing.code, missing.err) == (slow.returncode, slow.stderr.decode())
     assert missing.code == 2 and missing.err.startswith("error: ")
+
+
+def test_a_max_tokens_of_other_digits_goes_to_click(cli: Cli) -> None:
+    """ "²" is a digit to str.isdigit but no number to int(): click says so, no traceback."""
+    out = cli.run("context", "--max-tokens", "²")
+    assert out.code == 2 and out.err.startswith("error: ") and "Traceback" not in out.err
