@@ -29,6 +29,10 @@ another method; reported once in session 34, and looked at as tuning
 material since session 38). ``long`` (recall-long-tune.txt, session 38):
 long turns that end by asking back, tuning material; ``long-held-out``
 (recall-long-heldout.txt), written after by another method, never tuned on.
+``held-out-3`` (recall-heldout3.txt, session 39) was written after the page order and the
+kind words, and run once then. ``life`` (recall-life.txt, session 41): one conversation
+of a year, 24 sessions and 306 turns, with questions that gather a list over many
+sessions; tuning material.
 """
 
 from __future__ import annotations
@@ -125,6 +129,9 @@ LONG_HELD_OUT = REPO / "tests" / "corpora" / "recall-long-heldout.txt"
 #: Written after the page order and the kind words were fixed (session 39), by another
 #: method; never tuned on.
 HELD_OUT_3 = REPO / "tests" / "corpora" / "recall-heldout3.txt"
+#: A year of chat in one conversation, lists gathered over many sessions (session 41):
+#: tuning material.
+LIFE = REPO / "tests" / "corpora" / "recall-life.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -170,6 +177,8 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
         return hand_conversations(LONG_HELD_OUT)
     if part == "held-out-3":
         return hand_conversations(HELD_OUT_3)
+    if part == "life":
+        return hand_conversations(LIFE)
     return conversations(part, count)
 
 
@@ -371,6 +380,7 @@ def main() -> None:
             "long",
             "long-held-out",
             "held-out-3",
+            "life",
             "both",
         ],
         default="both",

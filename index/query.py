@@ -45,12 +45,15 @@ __all__ = [
     "STOP_WORDS",
     "Hit",
     "asks_recent",
+    "bm25_floor",
     "fts_query",
     "query_terms",
     "search",
     "shown",
+    "speakers",
     "spread_order",
     "weights_for",
+    "without_speakers",
 ]
 
 #: At most this many distinct words of a query are searched for.
@@ -363,9 +366,31 @@ def _link_terms(query: str, texts: list[str]) -> list[str]:
     return names[:8]
 
 
-def _normalised(found: list[tuple[tuple[Any, ...], float]]) -> dict[int, float]:
-    """seq -> bm25 / the best bm25 of ``found`` (0..1)."""
-    best = found[0][1] if found and found[0][1] > 0 else 1.0
+#: The bm25 part of a match is its bm25 over the larger of the best match's and a
+#: floor: what a memory of average length holding one word in a REFERENCE_SHARE of the
+#: memories scores (that word's idf; less in a store too small for such a word). A word
+#: in half the memories (a speaker's name before every turn of theirs) has an idf near
+#: 0: the turns that match only it ("Hana: Fair.") once got a part of 1 as the best
+#: matches, and outranked what the vectors, the kind words or the time found.
+REFERENCE_SHARE: float = 0.1
+
+
+def bm25_floor(index: Index, table: str = "memories_fts") -> float:
+    """The bm25 below which the best match of ``table`` (memories_fts, or the workspace's
+    ws_fts) is not taken as a full match (see REFERENCE_SHARE)."""
+    from .topk import fts_row_stats, idf
+
+    rows, _ = fts_row_stats(index.conn, table)
+    if rows <= 0 or REFERENCE_SHARE <= 0:
+        return 0.0
+    return min(idf(rows, REFERENCE_SHARE * rows), idf(rows, 1))
+
+
+def _normalised(found: list[tuple[tuple[Any, ...], float]], floor: float = 0.0) -> dict[int, float]:
+    """seq -> bm25 / the larger of the best bm25 of ``found`` and ``floor`` (0..1)."""
+    best = max(found[0][1] if found else 0.0, floor)
+    if best <= 0:
+        best = 1.0
     return {row[0]: max(b, 0.0) / best for row, b in found}
 
 
@@ -428,12 +453,52 @@ def semantic_parts(index: Index, query: str, k: int, *, what: str = "memories") 
         return {}
     cached = index.query_vector
     if cached is None or cached[0] != query:
-        cached = index.query_vector = (query, vectors.get_embedder().query(query))
+        said = without_speakers(index, query)
+        cached = index.query_vector = (query, vectors.get_embedder().query(said))
     near = vectors.nearest(index.conn, index.vector_cache, cached[1], k, what=what)
     if not near:
         return {}
     floor = near[0][1] - COS_SPAN
     return {i: (c - floor) / COS_SPAN for i, c in near if c > floor}
+
+
+#: A capitalised word of a query (a name, or the question's first word), with its
+#: possessive.
+_CAPITAL: Final = lazy(r"\b([A-Z][a-z]{1,30})(?:'s|’s)?\b")
+
+
+def speakers(index: Index, query: str) -> list[str]:
+    """The names in ``query`` that begin a memory ("Hana: I signed up for a class..."):
+    the speakers of a conversation's turns (issue 25)."""
+    out: list[str] = []
+    for name in _CAPITAL.findall(query):
+        if name.casefold() in STOP_WORDS or name in out:
+            continue
+        found = index.conn.execute(
+            "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (f'^"{name}"',)
+        ).fetchone()
+        if found is not None:
+            out.append(name)
+    return out
+
+
+def without_speakers(index: Index, query: str) -> str:
+    """``query`` as it is embedded: without the names of speakers (``speakers``). A turn
+    is embedded with its speaker's name before it, and a short turn is mostly that name:
+    "Which events did Hana attend?" was nearest "Hana: Aww." and "Hana: Fair.", and "What
+    is the name of Diego's cat?" nearest Diego's turns, not Hana's about her cat (the
+    words say what the question is about; bm25 and the kind words weigh the name). The
+    query is kept whole when nothing of substance would be left."""
+    names = speakers(index, query)
+    if not names:
+        return query
+    pattern = r"\b(?:" + "|".join(re.escape(n) for n in names) + r")(?:'s|’s)?\b"
+    left = re.sub(r"\s+", " ", re.sub(pattern, " ", query)).strip()
+    return (
+        left
+        if query_terms(left) and any(w.casefold() not in STOP_WORDS for w in _WORD.findall(left))
+        else query
+    )
 
 
 def fuse(lexical: float, cosine: float | None) -> float:
@@ -556,14 +621,15 @@ def text_parts(
     """
     found, seen = matches(index, terms, pool, where, params)
     rows = {row[0]: row for row, _ in found}
-    parts = _normalised(found)
+    floor = bm25_floor(index)
+    parts = _normalised(found, floor)
 
     def widened(extra: list[str], weight: float) -> None:
         """The query's words and ``extra`` searched together: what that finds joins the
         candidates, its text part at least ``weight`` x its normalised bm25 there."""
         nonlocal parts
         more, _ = matches(index, terms + extra, pool, where, params)
-        second = _normalised(more)
+        second = _normalised(more, floor)
         for row, _ in more:
             rows.setdefault(row[0], row)
         parts = {seq: max(parts.get(seq, 0.0), weight * second.get(seq, 0.0)) for seq in rows}
@@ -571,8 +637,10 @@ def text_parts(
     linked = _link_terms(query, [row[9] for row, _ in found[:LINK_FROM]])
     if linked and LINK_WEIGHT > 0:
         # multi-hop (issue 25): the names the best hits mention ("my sister Clara") find
-        # the memories about them ("Clara got engaged"), ranked below what matched
-        widened(linked, LINK_WEIGHT)
+        # the memories about them ("Clara got engaged"), ranked below what matched (and
+        # weighed by how well it matched: names from matches of a word in most memories
+        # lend next to nothing)
+        widened(linked, LINK_WEIGHT * max(parts.values(), default=0.0))
     kinds = members(terms)[: max(0, MAX_TERMS - len(terms))]
     if kinds and KIND_WEIGHT > 0:
         # a kind in the query ("what instrument") finds the memories that name one of its

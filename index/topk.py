@@ -30,7 +30,7 @@ import math
 import sqlite3
 from typing import Final
 
-__all__ = ["BOUND", "best", "fts_row_stats", "phrase", "varint"]
+__all__ = ["BOUND", "best", "fts_row_stats", "idf", "phrase", "varint"]
 
 #: A word that matches at most this many rows is rare: all of its rows are looked at. Of
 #: the rows that hold only common words, the newest ``BOUND * (pool // 20)`` are (BOUND for
@@ -100,7 +100,7 @@ def _pairs(terms: list[str]) -> str:
     )
 
 
-def _idf(rows: int, hits: float) -> float:
+def idf(rows: int, hits: float) -> float:
     """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), or 1e-6 when that is not positive."""
     ratio = (rows - hits + 0.5) / (hits + 0.5)
     return math.log(ratio) if ratio > 1 else 1e-6
@@ -171,10 +171,10 @@ def best(
     weight: dict[int, float] = {}
     length: dict[int, int] = {}
     for t, found in members.items():
-        idf = _idf(rows, df[t])
+        w = idf(rows, df[t])
         length.update(found)
         for r in found:
-            weight[r] = weight.get(r, 0.0) + idf
+            weight[r] = weight.get(r, 0.0) + w
     per_token = B / avgdl if avgdl else 0.0
     scored = sorted(
         (-idf_sum * (K1 + 1) / (1 + K1 * (1 - B + per_token * length[r])), -r)

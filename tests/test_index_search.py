@@ -15,7 +15,7 @@ from memory_chain.chain.store.ledger import Ledger, NewEntry
 from memory_chain.index.budget import pack
 from memory_chain.index.db import Index
 from memory_chain.index.gc import collect
-from memory_chain.index.query import fts_query, query_terms, recency, search
+from memory_chain.index.query import bm25_floor, fts_query, query_terms, recency, search
 from memory_chain.index.settings import Weights
 
 MINUTE = 60 * 1_000_000
@@ -56,7 +56,16 @@ def test_search_ranks_by_the_hybrid_score(chain: Ledger, clock: Clock) -> None:
         text, rec, imp, acc = h.parts
         assert math.isclose(h.score, 0.4 * text + 0.3 * rec + 0.2 * imp + 0.1 * acc)
         assert imp == {1: 0.6, 2: 0.9, 4: 0.1, 5: 0.3}[h.seq]
-    assert 1.0 == max(h.parts[0] for h in hits)  # bm25 normalised to the best match
+    # bm25 normalised to the best match, or to the floor when the best is below it: in
+    # these five memories "deploy" is in four, and weighs next to nothing
+    with _open(chain, clock) as index:
+        (best,) = index.conn.execute(
+            "SELECT -bm25(memories_fts) FROM memories_fts "
+            'WHERE memories_fts MATCH \'"latest" OR "deploy"\' ORDER BY rank LIMIT 1'
+        ).fetchone()
+        floor = bm25_floor(index)
+    assert best < floor
+    assert max(h.parts[0] for h in hits) == pytest.approx(best / floor)
 
 
 def test_recency_has_a_seven_day_half_life() -> None:

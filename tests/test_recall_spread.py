@@ -76,6 +76,10 @@ def test_a_search_opens_with_one_turn_of_each_session(tmp_path: Path, monkeypatc
             _turn("Ana: Send me a photo of the canoe, the canoe on the water!", "s1"),
             _turn("Ben: I bought cedar strips for a canoe, some glue and a lot of varnish.", "s2"),
             _turn("Ana: Lunch on Friday?", "s3"),
+            # a store where "canoe" is a rare word, so that its matches rank first (in six
+            # memories it would be in most, and weigh next to nothing: index/query.py's
+            # bm25 floor)
+            *(_turn(f"Ben: Chores for day {n}: laundry, dishes, post.", "s3") for n in range(30)),
         ]
     )
     led.close()
@@ -100,6 +104,8 @@ def test_the_command_line_search_shows_the_same_order(cli: Cli, tmp_path: Path) 
         ("Ben: The canoe weighs about thirty kilos, light for a canoe.", "s1"),
         ("Ana: Send me a photo of the canoe, the canoe on the water!", "s1"),
         ("Ben: I bought cedar strips for a canoe, some glue and a lot of varnish.", "s2"),
+        # "canoe" a rare word, as above
+        *((f"Ben: Chores for day {n}: laundry, dishes, post.", "s3") for n in range(30)),
     ]
     batch = tmp_path / "turns.jsonl"
     batch.write_text(

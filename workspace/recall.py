@@ -3,7 +3,8 @@
 Chain hits come from index.query.search with their usual score. A
 workspace entry that matches the query is scored on the same scale::
 
-    text       * bm25 / best workspace bm25  (with vectors, fused with the
+    text       * bm25 / best workspace bm25, at least the floor of index.query
+                                          (bm25_floor over ws_fts; with vectors, fused with the
                                           cosine part: index.query.fuse)
   + recency    * 0.5 ** (age_days / 7)   (age from its confirmed, else added
                                           date, else its file's mtime)
@@ -26,6 +27,7 @@ from memory_chain.index.db import Index
 from memory_chain.index.query import (
     VEC_POOL,
     Hit,
+    bm25_floor,
     fts_query,
     fuse,
     recency,
@@ -141,7 +143,7 @@ def workspace_hits(
             ).fetchall()
     if not rows:
         return []
-    best = max(r[12] for r in rows) or 1.0
+    best = max(max(r[12] for r in rows), bm25_floor(index, "ws_fts")) or 1.0
     now = index.now()
     out = []
     for (

@@ -1,0 +1,131 @@
+"""Recall in a long chat between two people (issue 25, session 41): a speaker's name before
+every turn of theirs is in half the memories.
+
+- bm25 has a floor (index/query.py ``bm25_floor``): the turns that match only the name
+  ("Hana: Fair.") no longer take a full bm25 part as the best matches;
+- the query is embedded without its speakers' names (``without_speakers``): a short turn is
+  mostly its speaker's name, and "Diego's cat" is Hana's cat when Hana has the cat.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from memory_chain.chain.format.newentry import NewEntry
+from memory_chain.chain.store.ledger import Ledger
+from memory_chain.index import query, vectors
+from memory_chain.index.db import Index
+from memory_chain.index.query import bm25_floor, search, speakers, without_speakers
+
+CHAT = [
+    ("Hana", "Happy new year! How are you doing?"),
+    ("Diego", "Tired but happy, the holidays at the restaurant were madness."),
+    ("Hana", "Fair."),
+    ("Diego", "Valentina sells plants now, the flat looks like a jungle."),
+    ("Hana", "Aww."),
+    ("Diego", "I started running before my shifts, five kilometres along the river."),
+    ("Hana", "Ha!"),
+    ("Diego", "Luca started swimming lessons, he cried the first day."),
+    ("Hana", "Too late. A grey cat called Tofu moved in, someone left her in a box."),
+    ("Diego", "Tofu? Ha! How is she settling in?"),
+    ("Hana", "She sleeps on my laptop keyboard."),
+    ("Diego", "We launched the tasting menu last Friday."),
+]
+
+
+def _chat(root: Path) -> Path:
+    led = Ledger.init(root, name="chat")
+    led.add_batch(
+        [
+            NewEntry(
+                content=f"{who}: {said}".encode(),
+                meta={"session": str(1 + n // 4), "date": "2023-06-03"},
+            )
+            for n, (who, said) in enumerate(CHAT)
+        ]
+    )
+    led.close()
+    return root
+
+
+def test_the_floor_is_the_idf_of_a_word_in_a_tenth_of_the_memories(tmp_path: Path) -> None:
+    root = _chat(tmp_path / "d")
+    with Index.open(root) as index:
+        n = len(CHAT)
+        assert bm25_floor(index) == pytest.approx(
+            min(math.log((n - 0.1 * n + 0.5) / (0.1 * n + 0.5)), math.log((n - 0.5) / 1.5))
+        )
+    empty = Ledger.init(tmp_path / "e", name="empty")
+    empty.close()
+    with Index.open(empty.layout.root) as index:
+        assert bm25_floor(index) == 0.0  # no memories: the best match is the measure
+
+
+def test_a_large_store_floors_at_a_tenth(tmp_path: Path) -> None:
+    led = Ledger.init(tmp_path / "d", name="many")
+    led.add_batch([NewEntry(content=f"note number {n} of many".encode()) for n in range(200)])
+    led.close()
+    with Index.open(led.layout.root) as index:
+        assert bm25_floor(index) == pytest.approx(math.log((200 - 20 + 0.5) / (20 + 0.5)))
+
+
+def test_a_kind_member_outranks_turns_that_match_only_the_speaker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "What pets has Hana had?": every Hana turn holds "Hana", whose idf is near 0; the
+    turn that names a cat (a member of the kind "pet") comes first. Without the floor the
+    shortest turn that holds only the name was the best match and came first."""
+    root = _chat(tmp_path / "d")
+    with Index.open(root) as index:
+        hits = search(index, "What pets has Hana had?", limit=5, record=False)
+        assert "grey cat called Tofu" in hits[0].text
+        monkeypatch.setattr(query, "REFERENCE_SHARE", 0.0)  # no floor: as before
+        before = search(index, "What pets has Hana had?", limit=5, record=False)
+    assert "grey cat called Tofu" not in before[0].text
+    assert before[0].text in ("Hana: Fair.", "Hana: Aww.", "Hana: Ha!")
+
+
+def test_speakers_are_the_names_that_begin_a_memory(tmp_path: Path) -> None:
+    root = _chat(tmp_path / "d")
+    with Index.open(root) as index:
+        assert speakers(index, "What is the name of Diego's cat?") == ["Diego"]
+        assert speakers(index, "Did Hana tell Diego about Valentina?") == ["Hana", "Diego"]
+        assert speakers(index, "Who is Valentina?") == []  # named in a turn, never a speaker
+        assert speakers(index, "Is Tofu a cat?") == []  # "Tofu? Ha!" is said by Diego
+
+
+def test_the_query_is_embedded_without_its_speakers(tmp_path: Path) -> None:
+    root = _chat(tmp_path / "d")
+    with Index.open(root) as index:
+        assert without_speakers(index, "What is the name of Diego's cat?") == (
+            "What is the name of cat?"
+        )
+        assert without_speakers(index, "Which events did Hana attend?") == (
+            "Which events did attend?"
+        )
+        assert without_speakers(index, "Who is Valentina?") == "Who is Valentina?"
+        # nothing but stop words would be left: the query whole
+        assert without_speakers(index, "Tell me about Hana") == "Tell me about Hana"
+        assert without_speakers(index, "Hana?") == "Hana?"
+
+
+@pytest.fixture
+def semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(vectors.ENV, "1")
+
+
+@pytest.mark.skipif(not vectors.available(), reason="the semantic extra is not installed")
+def test_a_question_about_the_wrong_person_finds_the_right_turn(
+    tmp_path: Path, semantic: None
+) -> None:
+    """ "What is the name of Diego's cat?": it is Hana's cat. Embedded with "Diego" the
+    question was nearest Diego's turns; without it, the cat."""
+    root = _chat(tmp_path / "d")
+    with Index.open(root) as index:
+        index.semantic = True
+        hits = search(index, "What is the name of Diego's cat?", limit=3, record=False)
+        assert index.query_vector is not None
+    assert "grey cat called Tofu" in hits[0].text  # embedded with "Diego": third
