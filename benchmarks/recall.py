@@ -32,7 +32,8 @@ long turns that end by asking back, tuning material; ``long-held-out``
 ``held-out-3`` (recall-heldout3.txt, session 39) was written after the page order and the
 kind words, and run once then. ``life`` (recall-life.txt, session 41): one conversation
 of a year, 24 sessions and 306 turns, with questions that gather a list over many
-sessions; tuning material.
+sessions; tuning material. ``held-out-4`` (recall-heldout4.txt, session 41): written
+after that, questions first, and run once.
 """
 
 from __future__ import annotations
@@ -132,6 +133,9 @@ HELD_OUT_3 = REPO / "tests" / "corpora" / "recall-heldout3.txt"
 #: A year of chat in one conversation, lists gathered over many sessions (session 41):
 #: tuning material.
 LIFE = REPO / "tests" / "corpora" / "recall-life.txt"
+#: Written after the bm25 floor and the speakers' names (session 41), questions first; run
+#: once.
+HELD_OUT_4 = REPO / "tests" / "corpora" / "recall-heldout4.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -179,6 +183,8 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
         return hand_conversations(HELD_OUT_3)
     if part == "life":
         return hand_conversations(LIFE)
+    if part == "held-out-4":
+        return hand_conversations(HELD_OUT_4)
     return conversations(part, count)
 
 
@@ -381,6 +387,7 @@ def main() -> None:
             "long-held-out",
             "held-out-3",
             "life",
+            "held-out-4",
             "both",
         ],
         default="both",

@@ -552,17 +552,25 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
         HAND,
         HAND_LONG,
         HELD_OUT_3,
+        HELD_OUT_4,
         HELD_OUT_HAND,
         KINDS,
+        LIFE,
         LONG,
         LONG_HELD_OUT,
         hand_conversations,
     )
 
-    for path in (HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT, HELD_OUT_3):
+    parts = (HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT, HELD_OUT_3, LIFE, HELD_OUT_4)
+    for path in parts:
         convs = hand_conversations(path)
         kinds = {q.kind for c in convs for q in c.questions}
         assert kinds == set(KINDS), path
     held_out = hand_conversations(HELD_OUT_HAND)
     assert sum(len(c.questions) for c in held_out) == 44
     assert len({t.session for c in held_out for t in c.turns}) == 22
+    # the two long chats of session 41: a year of news each, lists gathered over sessions
+    (life,) = hand_conversations(LIFE)
+    assert (len(life.turns), len(life.questions)) == (306, 64)
+    (fourth,) = hand_conversations(HELD_OUT_4)
+    assert (len(fourth.turns), len(fourth.questions)) == (219, 47)
