@@ -35,6 +35,7 @@ import orjson
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
+from memory_chain.chain.format.patterns import lazy
 from memory_chain.chain.format.progress import track
 from memory_chain.chain.format.values import Record, Value
 
@@ -115,14 +116,30 @@ def _spoken_of(text: str, said: date) -> tuple[date, date] | None:
     return spoken_of(text, said)
 
 
+#: ``meta.date`` as an ISO day, or the day of an ISO time ("2023-05-08T13:56:00"), with
+#: "-" or "/" between its numbers.
+_ISO_DAY: Final = lazy(r"([0-9]{4})[-/]([0-9]{2})[-/]([0-9]{2})(?:$|[T ])")
+#: A year in ``meta.date``: a day written out ("1:56 pm on 8 May, 2023") is read only then.
+_YEAR: Final = lazy(r"\b[0-9]{4}\b")
+
+
 def said_on(date_meta: Any, day_of_ts: date) -> date:
-    """The day a memory was said: ``meta.date`` when it is an ISO date (an imported
-    conversation's day), else the UTC day of its ``ts``."""
-    if isinstance(date_meta, str) and len(date_meta) == 10:
+    """The day a memory was said: ``meta.date`` when it names one day (an imported
+    conversation's day: "2023-05-08", "2023-05-08T13:56:00", "2023/05/08", or a date
+    written out with its year, "1:56 pm on 8 May, 2023", "May 8, 2023", as
+    index/timeref.py reads dates), else the UTC day of its ``ts``."""
+    if not isinstance(date_meta, str) or not 8 <= len(date_meta) <= 64:
+        return day_of_ts
+    m = _ISO_DAY.match(date_meta)
+    if m is not None:
         try:
-            return date.fromisoformat(date_meta)
+            return date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
-            pass
+            return day_of_ts
+    if _YEAR.search(date_meta) is not None:
+        days = _spoken_of(date_meta, day_of_ts)
+        if days is not None and days[0] == days[1]:
+            return days[0]
     return day_of_ts
 
 

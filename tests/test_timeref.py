@@ -158,3 +158,51 @@ def raw_chain(ledger: Ledger, data_dir: Path) -> Path:
     ledger.add(NewEntry(content=b"The incident was last Tuesday", type="memory"))
     ledger.close()
     return data_dir
+
+
+TODAY = date(2026, 11, 26)
+
+
+@pytest.mark.parametrize(
+    ("written", "day"),
+    [
+        ("2023-05-08", date(2023, 5, 8)),
+        ("2023-05-08T13:56:00", date(2023, 5, 8)),
+        ("2023-05-08 13:56", date(2023, 5, 8)),
+        ("2023/05/08", date(2023, 5, 8)),
+        ("1:56 pm on 8 May, 2023", date(2023, 5, 8)),  # a conversation dataset's own form
+        ("10:37 am on 27 June, 2023", date(2023, 6, 27)),
+        ("May 8, 2023", date(2023, 5, 8)),
+        ("Monday, May 8, 2023 1:56 PM", date(2023, 5, 8)),
+        # not one day: the day of ts
+        ("yesterday", TODAY),  # relative: to what?
+        ("May 2023", TODAY),  # a month
+        ("2023-02-30", TODAY),  # no such day
+        ("2023-05-08x", TODAY),
+        ("8 May", TODAY),  # no year
+        ("x" * 65, TODAY),
+        (20230508, TODAY),
+        (None, TODAY),
+    ],
+)
+def test_meta_date_names_the_day_said(written: object, day: date) -> None:
+    from memory_chain.index.sync import said_on
+
+    assert said_on(written, TODAY) == day
+
+
+def test_a_date_written_out_is_the_day_last_tuesday_is_read_against(
+    ledger: Ledger, data_dir: Path
+) -> None:
+    """A conversation imported with its sessions' dates as the dataset writes them."""
+    ledger.add(
+        NewEntry(
+            content=b"Ana: I adopted a kitten named Miso last Tuesday",
+            meta={"session": "1", "date": "1:56 pm on 8 May, 2023"},
+        )
+    )
+    ledger.close()
+    with Index.open(data_dir) as index:
+        read_times(index)
+        row = index.conn.execute("SELECT said, about_from, about_to FROM memories").fetchone()
+    assert row == ("2023-05-08", "2023-05-02", "2023-05-02")
