@@ -41,7 +41,11 @@ _TABLE: Final = {
     "pottery fishing hiking camping reading writing woodworking crochet birdwatching "
     "chess gaming climbing",
     "activity": "hiking camping swimming running cycling climbing painting reading cooking "
-    "baking gardening dancing yoga fishing kayaking skiing",
+    "baking gardening dancing yoga fishing kayaking skiing pottery volunteering surfing "
+    "sailing knitting photography",
+    "event": "wedding party concert festival parade conference workshop race marathon "
+    "fundraiser fair exhibition ceremony graduation reunion funeral gig match show rally "
+    "meetup recital premiere",
     "vehicle": "car van truck bike bicycle motorbike motorcycle scooter bus camper "
     "caravan boat tractor",
     "car": "sedan hatchback suv estate convertible coupe van tesla toyota volkswagen "
