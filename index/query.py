@@ -40,6 +40,7 @@ from .db import Index, not_superseded, visible
 from .kinds import members
 from .settings import DAY_US, Weights
 from .turns import asks, spread, together
+from .verbs import past_forms
 
 __all__ = [
     "STOP_WORDS",
@@ -56,6 +57,8 @@ __all__ = [
     "without_speakers",
 ]
 
+#: A verb of the query is also searched for in its irregular past forms (index/verbs.py).
+IRREGULAR: bool = True
 #: At most this many distinct words of a query are searched for.
 MAX_TERMS: Final = 32
 #: Longer words are cut to this many characters.
@@ -99,7 +102,11 @@ def query_terms(text: str) -> list[str]:
         or any(ch.isdigit() for ch in w)
         or (n > 0 and w[:1].isupper() and len(w) > 1)
     ]
-    return (content or words)[:MAX_TERMS]
+    if not content:
+        return words[:MAX_TERMS]
+    if IRREGULAR:
+        content += past_forms(content)
+    return content[:MAX_TERMS]
 
 
 def fts_query(text: str) -> str | None:
