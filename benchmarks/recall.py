@@ -33,7 +33,8 @@ long turns that end by asking back, tuning material; ``long-held-out``
 kind words, and run once then. ``life`` (recall-life.txt, session 41): one conversation
 of a year, 24 sessions and 306 turns, with questions that gather a list over many
 sessions; tuning material. ``held-out-4`` (recall-heldout4.txt, session 41): written
-after that, questions first, and run once.
+after that, questions first, and run once. ``held-out-5`` (recall-heldout5.txt): written
+after every step of session 41, its questions in other words than the chat's; run once.
 """
 
 from __future__ import annotations
@@ -136,6 +137,9 @@ LIFE = REPO / "tests" / "corpora" / "recall-life.txt"
 #: Written after the bm25 floor and the speakers' names (session 41), questions first; run
 #: once.
 HELD_OUT_4 = REPO / "tests" / "corpora" / "recall-heldout4.txt"
+#: Written after every step of session 41, the questions in other words than the chat's;
+#: run once.
+HELD_OUT_5 = REPO / "tests" / "corpora" / "recall-heldout5.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -185,6 +189,8 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
         return hand_conversations(LIFE)
     if part == "held-out-4":
         return hand_conversations(HELD_OUT_4)
+    if part == "held-out-5":
+        return hand_conversations(HELD_OUT_5)
     return conversations(part, count)
 
 
@@ -388,6 +394,7 @@ def main() -> None:
             "held-out-3",
             "life",
             "held-out-4",
+            "held-out-5",
             "both",
         ],
         default="both",

@@ -553,6 +553,7 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
         HAND_LONG,
         HELD_OUT_3,
         HELD_OUT_4,
+        HELD_OUT_5,
         HELD_OUT_HAND,
         KINDS,
         LIFE,
@@ -561,7 +562,10 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
         hand_conversations,
     )
 
-    parts = (HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT, HELD_OUT_3, LIFE, HELD_OUT_4)
+    parts = (
+        *(HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT),
+        *(HELD_OUT_3, LIFE, HELD_OUT_4, HELD_OUT_5),
+    )
     for path in parts:
         convs = hand_conversations(path)
         kinds = {q.kind for c in convs for q in c.questions}
@@ -574,3 +578,5 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
     assert (len(life.turns), len(life.questions)) == (306, 64)
     (fourth,) = hand_conversations(HELD_OUT_4)
     assert (len(fourth.turns), len(fourth.questions)) == (219, 47)
+    (fifth,) = hand_conversations(HELD_OUT_5)
+    assert (len(fifth.turns), len(fifth.questions)) == (124, 36)
