@@ -174,23 +174,23 @@ def hand_conversations(path: Path = HAND) -> list[Conversation]:
     return out
 
 
+#: The hand-written parts by name, and their files.
+HAND_PARTS: dict[str, tuple[Path, ...]] = {
+    "hand": (HAND, HAND_LONG),
+    "held-out-hand": (HELD_OUT_HAND,),
+    "long": (LONG,),
+    "long-held-out": (LONG_HELD_OUT,),
+    "held-out-3": (HELD_OUT_3,),
+    "life": (LIFE,),
+    "held-out-4": (HELD_OUT_4,),
+    "held-out-5": (HELD_OUT_5,),
+}
+
+
 def part_conversations(part: str, count: int = 60) -> list[Conversation]:
-    if part == "hand":
-        return hand_conversations(HAND) + hand_conversations(HAND_LONG)
-    if part == "held-out-hand":
-        return hand_conversations(HELD_OUT_HAND)
-    if part == "long":
-        return hand_conversations(LONG)
-    if part == "long-held-out":
-        return hand_conversations(LONG_HELD_OUT)
-    if part == "held-out-3":
-        return hand_conversations(HELD_OUT_3)
-    if part == "life":
-        return hand_conversations(LIFE)
-    if part == "held-out-4":
-        return hand_conversations(HELD_OUT_4)
-    if part == "held-out-5":
-        return hand_conversations(HELD_OUT_5)
+    files = HAND_PARTS.get(part)
+    if files is not None:
+        return [conv for path in files for conv in hand_conversations(path)]
     return conversations(part, count)
 
 
@@ -384,19 +384,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
         "--part",
-        choices=[
-            "tune",
-            "held-out",
-            "hand",
-            "held-out-hand",
-            "long",
-            "long-held-out",
-            "held-out-3",
-            "life",
-            "held-out-4",
-            "held-out-5",
-            "both",
-        ],
+        choices=["tune", "held-out", *HAND_PARTS, "both"],
         default="both",
     )
     p.add_argument("--misses", action="store_true")
