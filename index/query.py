@@ -2,7 +2,7 @@
 
 Score of a memory that matches the query (every part in 0..1)::
 
-    text       * bm25 / best bm25 among the candidates (FTS5 bm25, sign flipped)
+    text       * bm25 / max(best bm25 among the candidates, bm25_floor) (sign flipped)
   + recency    * 0.5 ** (age_days / 7)               (7-day half-life)
   + importance * importance / 100
   + access     * access_count / highest access_count in the index
@@ -20,7 +20,9 @@ specs/INDEX.md 3.3).
 
 The query is analysed first (``query_terms``): its content words are
 searched for, not its stop words ("what did Ana say about the move" looks
-for Ana, move), unless it has no other; names and numbers stay. The query
+for Ana, move), unless it has no other; names and numbers stay, and a verb
+brings its irregular past forms (index/verbs.py). With vectors the query is
+embedded without its speakers' names (``without_speakers``). The query
 string is never passed to FTS5 as syntax: its words (runs of letters,
 digits and underscores) are each quoted as a string and joined with OR, so
 quotes, operators (AND, NEAR, ``*``, ``^``, column filters), unicode and
