@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 import warnings
+from typing import Any
 
 import click
 
@@ -154,6 +155,16 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a reader that went away (`| grep -q`, `| head`) ends it with
+        exit 0, as the fast path does. Click itself would exit 1 on EPIPE, silently, so a
+        pipeline under `set -o pipefail` failed whenever the reader stopped first."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:

@@ -322,3 +322,23 @@ def test_log_on_a_garbage_line_points_at_verify(tmp_path: Path) -> None:
     assert 1 == done.returncode
     assert done.stderr.decode().startswith("error: line 2 of chain.jsonl is not a JSON object")
     assert b"memory-chain verify" in done.stderr
+
+
+@pytest.mark.parametrize("args", [("search", "deploy"), ("log",), ("context", "--no-verify")])
+def test_a_reader_that_goes_away_is_not_a_failure(cli: Cli, args: tuple[str, ...]) -> None:
+    """`memory-chain search X | grep -q Y` under `set -o pipefail`: the reader stops after
+    the first line it wants, the next write meets a closed pipe. That is exit 0 and no
+    word on stderr, by the click commands as by the fast path (click alone exits 1)."""
+    import subprocess
+
+    from helpers.cli import SCRIPT
+
+    cli.ok("init", "--name", "pipe")
+    cli.ok("add", "Deploys go out on Tuesdays")
+    proc = subprocess.Popen(
+        [SCRIPT, *args], env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the first write: EPIPE every time
+    err = proc.stderr.read()
+    assert (proc.wait(timeout=60), err) == (0, b"")
