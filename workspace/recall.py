@@ -4,7 +4,7 @@ Chain hits come from index.query.search with their usual score. A
 workspace entry that matches the query is scored on the same scale::
 
     text       * bm25 / max(best workspace bm25, index.query.bm25_floor over ws_fts)
-                                         (with vectors, fused with the cosine part:
+                                          (with vectors, fused with the cosine part:
                                           index.query.fuse)
   + recency    * 0.5 ** (age_days / 7)   (age from its confirmed, else added
                                           date, else its file's mtime)
