@@ -94,12 +94,22 @@ class Score:
     scope_total: int = 0
     reason_kept: int = 0
     reason_total: int = 0
+    # turn level, whatever the category: a labelled turn of which something was stored,
+    # one that stores nothing but got something, and a labelled turn that got nothing
+    kept_tp: int = 0
+    kept_fp: int = 0
+    kept_fn: int = 0
 
     def scope(self) -> float:
         return self.scope_right / self.scope_total if self.scope_total else 1.0
 
     def reasons(self) -> float:
         return self.reason_kept / self.reason_total if self.reason_total else 1.0
+
+    def kept(self) -> tuple[float, float]:
+        """Precision and recall of what is kept at all, whatever its category."""
+        tp, fp, fn = self.kept_tp, self.kept_fp, self.kept_fn
+        return (tp / (tp + fp) if tp + fp else 1.0, tp / (tp + fn) if tp + fn else 1.0)
 
     def precision(self, c: str | None = None) -> float:
         tp = self.tp[c] if c else sum(self.tp.values())
@@ -159,6 +169,12 @@ def score(sessions: list[Session], model: str | None = None) -> Score:
                     result.misses.append(f"REASON {reason} {s.name}: {texts}")
             result.turns += 1
             result.empty += not want
+            if got and want:
+                result.kept_tp += 1
+            elif got and not s.candidates[i]:  # a candidate-only turn is neither
+                result.kept_fp += 1
+            elif want and not got:
+                result.kept_fn += 1
             for c in got & want:
                 result.tp[c] += 1
             for c in got - want:
@@ -186,9 +202,13 @@ def table(result: Score) -> str:
         f"| **all** | {labelled} | {sum(result.tp.values())} | {sum(result.fp.values())} | "
         f"**{result.precision():.2f}** | **{result.recall():.2f}** |"
     )
+    kept_p, kept_r = result.kept()
+    rows.append(
+        f"\nkept at all, whatever the category (turns): precision {kept_p:.2f}, recall {kept_r:.2f}"
+    )
     if result.scope_total:
         rows.append(
-            f"\nscope right: {result.scope_right}/{result.scope_total} = {result.scope():.2f}"
+            f"scope right: {result.scope_right}/{result.scope_total} = {result.scope():.2f}"
         )
     if result.reason_total:
         rows.append(
@@ -228,6 +248,7 @@ PARTS = {
     "held-out 6": CORPORA / "capture-heldout6.txt",
     "held-out 7": CORPORA / "capture-heldout7.txt",
     "held-out 8": CORPORA / "capture-heldout8.txt",
+    "held-out 9": CORPORA / "capture-heldout9.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
