@@ -528,7 +528,10 @@ _HYPOTHETICAL: Final = re.compile(
     re.I,
 )
 _REPORTED: Final = re.compile(
-    r"\b(said|says|(?:they|people|you|he|she) say|wrote|writes|claims?|according to|"
+    # "claims" is reported speech before what is claimed ("the vendor claims it works"),
+    # not as a noun ("the claims team", "claims data")
+    r"\b(said|says|(?:they|people|you|he|she) say|wrote|writes|according to|"
+    r"claims?\s+(?:that|to|it|it's|they|he|she|we|you|this|there)\b|"
     r"the article|the post|the blog|someone|somebody|my colleague|they told)\b",
     re.I,
 )
@@ -598,8 +601,9 @@ def not_a_statement(sentence: str) -> bool:
 # -- the rules -----------------------------------------------------------------
 
 _FILLER: Final = re.compile(
-    r"^((ok|okay|so|also|and|oh|hey|btw|by the way|fyi|just|alright|right)"
-    r"[,:]?\s+)+",
+    # "um", "uh", "hi", "yeah": a turn typed by voice (speech to text) starts so as often
+    r"^((ok|okay|so|also|and|oh|hey|hi|hello|btw|by the way|fyi|just|alright|right|"
+    r"um+|uh+|erm|yeah|well)[,:]?\s+)+",
     re.I,
 )
 _REMEMBER_LEAD: Final = re.compile(

@@ -331,3 +331,30 @@ def test_asking_to_store_or_save_is_remember_only_with_a_colon(text: str, kept: 
         assert found is not None and found[:3] == ("remember", "remember", kept)
     # the prompt hook's gate lets every asking form through to the detector
     assert kept is None or MAY_REMEMBER.search(text)
+
+
+# -- a turn typed by voice, and "claims" as a noun (session 42) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "memory"),
+    [
+        # speech to text starts a turn with what a person says before it
+        ("hi so um i work on precipitation extremes with the cmip six models", "User works on"),
+        ("uh yeah I'm a structural engineer at the office", "User is a structural engineer"),
+    ],
+)
+def test_a_dictated_turns_lead_words_do_not_hide_a_rule(text: str, memory: str) -> None:
+    found = _one(text)
+    assert found is not None and found.category == "identity", found
+    assert found.text.startswith(memory), found.text
+
+
+def test_claims_as_a_noun_is_not_reported_speech() -> None:
+    from memory_chain.capture.detector import not_a_statement
+
+    assert not not_a_statement("i'm an analyst in the claims team and i mostly need sql")
+    assert not not_a_statement("Claims data lives in the warehouse, never in the app db.")
+    # ... and before what is claimed it still is
+    assert not_a_statement("the vendor claims it works with Postgres 16")
+    assert not_a_statement("He claims that the cache is never stale.")

@@ -128,7 +128,9 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 6", 0.63, 0.71, 0.81, 0.92),
         ("held-out 7", 0.62, 0.63, 0.90, 0.94),
         ("held-out 8", 0.62, 0.70, 0.86, 0.97),
-        ("held-out 9", 0.58, 0.65, 0.77, 0.86),  # written in session 42 (dictated), run once
+        # written in session 42 (dictated), run once: 0.58 / 0.65 (0.77 / 0.86); then its
+        # misses were read, and led to the lead words and "claims" fixes (seen)
+        ("held-out 9", 0.58, 0.68, 0.76, 0.89),
     ],
 )
 def test_the_parts_as_measured(
