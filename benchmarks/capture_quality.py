@@ -249,6 +249,7 @@ PARTS = {
     "held-out 7": CORPORA / "capture-heldout7.txt",
     "held-out 8": CORPORA / "capture-heldout8.txt",
     "held-out 9": CORPORA / "capture-heldout9.txt",
+    "held-out 10": CORPORA / "capture-heldout10.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

@@ -123,6 +123,8 @@ class Detector:
     _guidance: str | None = None  # a user's advice given after the error
     _error_text: str = ""  # the failing tool result (a fix it suggests is not a lesson)
     _said: list[str] = field(default_factory=list)  # the person's own words since the error
+    # what the agent's last turn asked, when it ended asking (the person's next turn answers)
+    _asked: str | None = None
 
     def run(self, turns: Iterable[Turn]) -> list[Detection]:
         out: list[Detection] = []
@@ -156,6 +158,11 @@ class Detector:
 
     def _said_or_done(self, turn: Turn) -> list[Detection]:
         """turn() of a turn that is not a forget request."""
+        asked = self._asked
+        if turn.role == "assistant" and not turn.meta and not turn.sidechain:
+            self._asked = _question_asked(turn.text)
+        elif not turn.meta and not turn.sidechain:
+            self._asked = None  # answered, or work went on: the question is behind
         if turn.role == "tool_use":
             if self._command is not None:
                 # a call whose result never came (a transcript written by hand leaves out
@@ -179,7 +186,12 @@ class Detector:
             self._said.append(words)
         if len(words) < len(text.strip()) // 2:
             self.counts["quoted"] += 1
-        for sentence in _told_fixes_joined(sentences(words)):
+        said = _told_fixes_joined(sentences(words))
+        if asked is not None and said:
+            # "no, we don't do discounts" after "Should I offer a discount?" answers the
+            # question: the "no" is not a correction, what follows it is the statement
+            said[0] = _answer(said[0], asked)
+        for sentence in said:
             d = self._sentence(sentence, turn)
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
@@ -481,6 +493,39 @@ def _suggested_by(command: str, output: str) -> bool:
         return True
     urls = re.findall(r"\b(?:https?|ftp)://[^\s'\"`|;)]+", bare)
     return any(u in output for u in urls)
+
+
+#: How a person's answer to a question begins: "no, ...", "yes. ...", "yeah ...".
+_ANSWER_LEAD: Final = re.compile(
+    r"^(?:no|nope|nah|yes|yeah|yep|yup|sure|correct|exactly|nein|ja|non|oui|sí|si|não|sim)"
+    r"\b[\s,.!:;-]*",
+    re.I,
+)
+#: A question about what the agent did ("Does this look right?"): a "no" to it says the
+#: agent got it wrong, and stays a correction.
+_CHECKS_WORK: Final = re.compile(
+    r"\b(?:look(?:s)? (?:right|good|ok|okay|correct|fine)|is (?:that|this|it) (?:right|ok|okay|"
+    r"correct|fine|what you)|like this|did i get|what you (?:wanted|meant|had in mind)|"
+    r"(?:right|correct|ok|okay)\?$)",
+    re.I,
+)
+
+
+def _question_asked(text: str) -> str | None:
+    """The question an agent's turn ends with, if it ends asking one."""
+    tail = text.rstrip()
+    if not tail.endswith("?"):
+        return None
+    return _SENTENCE_END.split(tail)[-1].strip() or None
+
+
+def _answer(sentence: str, asked: str) -> str:
+    """The first sentence of a person's answer to ``asked`` without its "yes" or "no" (the
+    rest is what they said), unless the question was about the agent's own work."""
+    m = _ANSWER_LEAD.match(sentence)
+    if m is None or m.end() == len(sentence) or _CHECKS_WORK.search(asked):
+        return sentence
+    return sentence[m.end() :]
 
 
 def statements_of(text: str) -> list[str]:

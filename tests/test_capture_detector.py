@@ -358,3 +358,43 @@ def test_claims_as_a_noun_is_not_reported_speech() -> None:
     # ... and before what is claimed it still is
     assert not_a_statement("the vendor claims it works with Postgres 16")
     assert not_a_statement("He claims that the cache is never stale.")
+
+
+# -- an answer to the agent's question (session 42) ------------------------------------------
+
+
+def test_a_no_that_answers_the_agents_question_is_not_a_correction() -> None:
+    found = detect(
+        _turns(
+            ("A", "The customer asked about the invoice. Should I offer a discount?"),
+            ("U", "no, we don't do discounts, we offer a free car wash instead"),
+        )
+    )
+    assert [(d.category, d.text) for d in found if d.confidence >= 0.6] == [
+        ("convention", "We don't do discounts, we offer a free car wash instead")
+    ]
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "Renamed the files to the new scheme.",  # no question: the "no" says it is wrong
+        "Renamed the files. Does this look right?",  # a question about the agent's work
+    ],
+)
+def test_a_no_to_what_the_agent_did_stays_a_correction(before: str) -> None:
+    found = detect(_turns(("A", before), ("U", "no, the dates should always be ISO 8601")))
+    assert [d.category for d in found] == ["correction"]
+
+
+def test_the_question_is_answered_by_the_next_turn_only() -> None:
+    """A tool call between the question and the person's turn: work went on, the turn is
+    no answer (and a system reminder in between does not count as a turn)."""
+    said = ("U", "no, the dates should always be ISO 8601")
+    asked = ("A", "Should I keep the old names?")
+    after_work = detect(_turns(asked, ("C", "Bash: ls"), ("T", "a.txt"), said))
+    assert [d.category for d in after_work] == ["correction"]
+    reminder = Turn("user", "<system-reminder>x</system-reminder>", "s/r", 2, "s", meta=True)
+    turns = _turns(asked, said)
+    with_reminder = detect([turns[0], reminder, turns[1]])
+    assert [d.category for d in with_reminder] != ["correction"]
