@@ -242,6 +242,7 @@ PARTS = {
     "hand 10": CORPORA / "capture-hand10.txt",
     "hand 11": CORPORA / "capture-hand11.txt",
     "hand 12": CORPORA / "capture-hand12.txt",
+    "hand 13": CORPORA / "capture-hand13.txt",
     "held-out 3": CORPORA / "capture-heldout3.txt",
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
