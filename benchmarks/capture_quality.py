@@ -251,6 +251,7 @@ PARTS = {
     "held-out 8": CORPORA / "capture-heldout8.txt",
     "held-out 9": CORPORA / "capture-heldout9.txt",
     "held-out 10": CORPORA / "capture-heldout10.txt",
+    "held-out 11": CORPORA / "capture-heldout11.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

@@ -359,6 +359,14 @@ _HERE_IS: Final = re.compile(
 )
 
 
+#: Text in quotes with a sentence's end inside it, then more words: a quoted passage (its
+#: opening mark at the start or after a space, a colon or a parenthesis, its closing
+#: mark before the end, a space or punctuation, so that two quoted terms do not pair up).
+_QUOTED_PASSAGE: Final = re.compile(
+    r"(?<![^\s:(])[\"“][^\"“”]*?[.!?][\"”]?\s+[^\"“”]+[\"”](?![^\s.,;:!?)])"
+)
+
+
 def own_words(text: str) -> str:
     """The part of a user turn that is the person's own words (issue 23).
 
@@ -373,6 +381,9 @@ def own_words(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = _ZERO_WIDTH.sub("", text)
     text = _MD_LINK.sub(lambda m: m.group(1), text)
+    # a passage in quotes that runs over more than one sentence (a pasted mail or
+    # comment): its sentences are someone else's, each one, not only the first and last
+    text = _QUOTED_PASSAGE.sub(" ", text)
     lines = text.splitlines()
     kept: list[str] = []
     for n, line in enumerate(lines):

@@ -398,3 +398,28 @@ def test_the_question_is_answered_by_the_next_turn_only() -> None:
     turns = _turns(asked, said)
     with_reminder = detect([turns[0], reminder, turns[1]])
     assert [d.category for d in with_reminder] != ["correction"]
+
+
+# -- a quoted passage (session 42) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"> Your argument is strong but dated. Always cite the most recent appellate '
+        'decision. Avoid secondary sources."',
+        'the printer wrote: "Please send all files by Thursday. Files received later go to '
+        'the next print slot. Best, Jan"',
+    ],
+)
+def test_every_sentence_of_a_quoted_passage_is_someone_elses(text: str) -> None:
+    """A quoted passage of several sentences: not only its first and last sentence (which
+    hold the quote marks) but every one of them is left out."""
+    assert [] == detect(_turns(("U", text)))
+
+
+def test_quoted_terms_do_not_pair_up_into_a_passage() -> None:
+    from memory_chain.capture.detector import own_words
+
+    text = 'we name it "core". Then "edge" is the other one'
+    assert own_words(text) == text
