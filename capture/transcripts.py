@@ -190,8 +190,10 @@ def read(
     ``lean`` (what capture uses): a Claude Code line that holds neither
     ``"user"`` nor ``tool_use`` cannot be a user turn, a tool call or a tool
     result (assistant text, thinking, snapshots, summaries), so it is
-    counted as ``not-needed`` without being parsed. A JSON string cannot
-    hold ``"user"`` unescaped, so no user record is skipped this way.
+    counted as ``not-needed`` without being parsed, unless a string in it
+    ends asking (``_ASKS``: the agent's question, which the detector reads
+    the person's answer with). A JSON string cannot hold ``"user"``
+    unescaped, so no user record is skipped this way.
     """
     if fmt not in ("auto", *FORMATS):
         raise InputError(f"unknown transcript format {fmt!r}", hint="auto, " + ", ".join(FORMATS))
@@ -476,9 +478,13 @@ def _read_buffer(body: bytes, batch: Batch, first_line: int) -> None:
 _PARSERS: Final = {"claude": _claude_record, "turns": _turns_record, "openclaw": _openclaw_record}
 #: With ``lean``: a line holding none of these words cannot be a user turn, a
 #: tool call or a tool result of its format, so it is not parsed.
+#: A line that holds none of these is not parsed by a lean read: a user turn, a tool
+#: call or result, or a string that ends asking (``?"``, or ``?`` and an escaped line
+#: break): the agent's question, which the person's next turn answers (detector).
+_ASKS: Final = (b'?"', b'?\\n"')
 _NEEDED: Final = {
-    "claude": (b'"user"', b"tool_use"),
-    "openclaw": (b'"user"', b"toolCall", b"toolResult"),
+    "claude": (b'"user"', b"tool_use", *_ASKS),
+    "openclaw": (b'"user"', b"toolCall", b"toolResult", *_ASKS),
 }
 
 

@@ -500,3 +500,27 @@ def test_the_session_start_leaves_out_captures_bookkeeping(raw: Cli, tmp_path: P
     recent = raw.ok("context", "--project", str(project)).out.split("## Recent notes")[1]
     assert "Prefers tabs over spaces" in recent
     assert "Compaction (" not in recent
+
+
+@pytest.mark.parametrize("ending", ["?", "?\n"])
+def test_an_answer_to_the_agents_question_in_a_transcript_is_what_it_says(
+    tmp_path: Path, ws: Workspace, ending: str
+) -> None:
+    """The agent's question is a text-only assistant line, which a lean read skips unless a
+    string in it ends asking: then the person's "no, ..." answers it (not a correction)."""
+    t = tmp_path / "s.jsonl"
+    t.write_bytes(
+        _session(
+            cc.assistant(
+                cc.text_block(f"Done. Should I add a discount line to the invoice{ending}")
+            ),
+            cc.user("no, we never give discounts, we offer free shipping instead"),
+        )
+    )
+    capture(ws, t, now=NOW)
+    captured = _texts(ws.scopes["local"].daily("2026-11-25"), CAPTURED)
+    assert [c.split(" ", 1)[1] for c in captured] == [
+        "Never give discounts, we offer free shipping instead"
+    ]
+    line = ws.scopes["local"].daily("2026-11-25").read_text()
+    assert "cat=convention" in line and "cat=correction" not in line
