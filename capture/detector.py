@@ -507,9 +507,11 @@ def _suggested_by(command: str, output: str) -> bool:
 
 
 #: How a person's answer to a question begins: "no, ...", "yes. ...", "yeah ...".
+#: A word that also starts other sentences ("correct the dates", "si quieres") counts only
+#: with a mark after it.
 _ANSWER_LEAD: Final = re.compile(
-    r"^(?:no|nope|nah|yes|yeah|yep|yup|sure|correct|exactly|nein|ja|non|oui|sí|si|não|sim)"
-    r"\b[\s,.!:;-]*",
+    r"^(?:(?:no|nope|nah|yes|yeah|yep|yup|nein|ja|non|oui|sí|sì|não|sim)\b[\s,.!:;-]*|"
+    r"(?:sure|correct|exactly|si)[,.!:;-]+\s*)",
     re.I,
 )
 #: A question about what the agent did ("Does this look right?"): a "no" to it says the

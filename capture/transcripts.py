@@ -476,11 +476,10 @@ def _read_buffer(body: bytes, batch: Batch, first_line: int) -> None:
 
 
 _PARSERS: Final = {"claude": _claude_record, "turns": _turns_record, "openclaw": _openclaw_record}
-#: With ``lean``: a line holding none of these words cannot be a user turn, a
-#: tool call or a tool result of its format, so it is not parsed.
-#: A line that holds none of these is not parsed by a lean read: a user turn, a tool
-#: call or result, or a string that ends asking (``?"``, or ``?`` and an escaped line
-#: break): the agent's question, which the person's next turn answers (detector).
+#: With ``lean``: a line holding none of these cannot be a user turn, a tool call or a
+#: tool result of its format, nor hold a string that ends asking (``?"``, or ``?`` and an
+#: escaped line break: the agent's question, which the person's next turn answers), so
+#: it is not parsed.
 _ASKS: Final = (b'?"', b'?\\n"')
 _NEEDED: Final = {
     "claude": (b'"user"', b"tool_use", *_ASKS),

@@ -423,3 +423,22 @@ def test_quoted_terms_do_not_pair_up_into_a_passage() -> None:
 
     text = 'we name it "core". Then "edge" is the other one'
     assert own_words(text) == text
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("no we never do that", "we never do that"),
+        ("correct, we always do that", "we always do that"),
+        ("si, usa pnpm", "usa pnpm"),
+        # words that also start other sentences count only with a mark after them
+        ("correct the dates please", "correct the dates please"),
+        ("si quieres, usa pnpm", "si quieres, usa pnpm"),
+        ("sure thing, go ahead", "sure thing, go ahead"),
+        ("nobody uses it", "nobody uses it"),
+    ],
+)
+def test_an_answers_yes_or_no_is_taken_off_only_as_a_word(said: str, statement: str) -> None:
+    from memory_chain.capture.detector import _answer
+
+    assert _answer(said, "Should I keep it?") == statement
