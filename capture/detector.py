@@ -1165,7 +1165,12 @@ _PROJECT_SAID: Final = re.compile(
 #: About the person: the rules' own wording ("User's ...", "Prefers ...") or I/my/me.
 _PERSONAL: Final = re.compile(
     r"^(?:user(?:'s)?|prefers|wants|likes|dislikes|would rather)\b|"
-    r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine)\b",
+    r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine)\b|"
+    # the first person in the other languages capture reads (German, French, Spanish,
+    # Portuguese, Italian, Dutch), without the words that are also something else in a
+    # working text ("eu-west-1", "acme.io", "mes" a month, "mon" Monday, "ma", "mi", "soy")
+    r"\b(?:ich|mein|meine|meinen|meiner|mir|mich|je|moi|yo|estoy|meu|minha|sou|mio|ik|"
+    r"mijn)\b|\bj'",
     re.I,
 )
 

@@ -442,3 +442,22 @@ def test_an_answers_yes_or_no_is_taken_off_only_as_a_word(said: str, statement: 
     from memory_chain.capture.detector import _answer
 
     assert _answer(said, "Should I keep it?") == statement
+
+
+@pytest.mark.parametrize(
+    ("text", "scope"),
+    [
+        ("Bonjour, je suis l'éducatrice principale de la crèche", "user"),
+        ("Hallo, ich mache die Buchhaltung der Genossenschaft", "user"),
+        ("Goedemorgen, ik werk in het scheikundelab", "user"),
+        ("Olá, eu trabalho numa escola, sou a coordenadora", "user"),
+        ("marco takes care of the search cluster", "project"),
+        # words that are something else in a working text are not the first person
+        ("The CMS is Strapi, content editors log in at cms.acme.io", "project"),
+    ],
+)
+def test_who_the_person_is_is_theirs_in_every_language_capture_reads(text: str, scope: str) -> None:
+    from memory_chain.capture.detector import scope_of
+
+    assert scope_of("identity", text) == scope
+    assert scope_of("fact", "RabbitMQ lives in eu-west-1") == "project"
