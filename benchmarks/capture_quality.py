@@ -252,6 +252,7 @@ PARTS = {
     "held-out 9": CORPORA / "capture-heldout9.txt",
     "held-out 10": CORPORA / "capture-heldout10.txt",
     "held-out 11": CORPORA / "capture-heldout11.txt",
+    "held-out 12": CORPORA / "capture-heldout12.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
