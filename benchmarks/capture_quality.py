@@ -243,6 +243,7 @@ PARTS = {
     "hand 11": CORPORA / "capture-hand11.txt",
     "hand 12": CORPORA / "capture-hand12.txt",
     "hand 13": CORPORA / "capture-hand13.txt",
+    "hand 14": CORPORA / "capture-hand14.txt",
     "held-out 3": CORPORA / "capture-heldout3.txt",
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
@@ -253,6 +254,7 @@ PARTS = {
     "held-out 10": CORPORA / "capture-heldout10.txt",
     "held-out 11": CORPORA / "capture-heldout11.txt",
     "held-out 12": CORPORA / "capture-heldout12.txt",
+    "held-out 13": CORPORA / "capture-heldout13.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

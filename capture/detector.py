@@ -187,12 +187,17 @@ class Detector:
         if len(words) < len(text.strip()) // 2:
             self.counts["quoted"] += 1
         said = _told_fixes_joined(sentences(words))
+        short = None
         if asked is not None and said:
+            if len(said) == 1 and len(said[0].split()) < LEARNED_MIN_WORDS:
+                short = said[0]  # "1.22" after "Which Go version?": read with the question
             # "no, we don't do discounts" after "Should I offer a discount?" answers the
             # question: the "no" is not a correction, what follows it is the statement
             said[0] = _answer(said[0], asked)
-        for sentence in said:
+        for n, sentence in enumerate(said):
             d = self._sentence(sentence, turn)
+            if d is None and n == 0 and short is not None and asked is not None:
+                d = self._answered(short, asked, turn)
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
             if len(found) == MAX_PER_TURN:
@@ -215,6 +220,7 @@ class Detector:
     # -- statements --------------------------------------------------------
 
     def _sentence(self, sentence: str, turn: Turn) -> Detection | None:
+        """The memory in one sentence of a person's turn."""
         if not_a_statement(sentence):
             self.counts["not-a-statement"] += 1
             return None
@@ -225,6 +231,40 @@ class Detector:
         hit = hit or _in_a_clause(sentence)
         if hit is None:
             return None
+        return self._detection(hit, turn)
+
+    def _answered(self, answer: str, asked: str, turn: Turn) -> Detection | None:
+        """A short answer read with the question it answers (WORKSPACE.md 12.2, revision
+        14): "Which Go version is it on?" and "1.22" are the statement "Which Go version is
+        it on? 1.22", kept from the scorer's ``answer`` threshold. The agent's words become
+        part of a memory only with the person's answer after them, only from a question of
+        at most MAX_QUESTION_WORDS words that does not ask what to work on, and never one
+        that reads as an instruction to the agent or holds a secret."""
+        if (
+            _NO_ANSWER.fullmatch(answer)  # "yes pls", "not yet", "no thanks"
+            or not_a_statement(answer)  # "not sure", "which one?"
+            or _TASK_QUESTION.search(asked)  # "Which box first?": today's task
+            or len(asked.split()) > MAX_QUESTION_WORDS
+            or instruction_like(asked)
+            or scan_secrets(asked)
+        ):
+            return None
+        hit = learned(f"{asked} {answer}", answer=True)
+        if hit is None:
+            return None
+        # The scorer says whether it is worth keeping; what as, the question says: a value
+        # given for an open question ("Which CMS?" "Ghost") is how things are, a fact; an
+        # answer with "always", "only", "never", ..., or one to a yes-or-no question about
+        # how to do something ("Should timestamps go in the notes?" "always"), a rule of
+        # the place, a convention.
+        _, _, text, confidence = hit
+        rule = _ANSWER_NORM.search(answer) or not _OPEN_QUESTION.match(_FILLER.sub("", asked))
+        category = "convention" if rule else "fact"
+        return self._detection((category, category, text, confidence), turn)
+
+    def _detection(self, hit: tuple[str, str, str, float], turn: Turn) -> Detection | None:
+        """The Detection of a find in a person's turn (None when its text is empty or too
+        long); a candidate seen before in another turn is promoted."""
         category, kind, text, confidence = hit
         text = tidy(text)
         if not text or len(text) > MAX_MEMORY_CHARS:
@@ -982,6 +1022,47 @@ LEARNED: Final = 0.7
 LEARNED_CANDIDATE: Final = 0.5
 #: The scorer keeps no statement shorter than this (in words).
 LEARNED_MIN_WORDS: Final = 4
+#: A word that makes a short answer a rule of the place (Detector._answered).
+_ANSWER_NORM: Final = re.compile(
+    r"\b(?:always|never|only|every\w*|each|no exceptions|min(?:imum)?|max(?:imum)?|at least|"
+    r"at most|immer|nie|niemals|nur|jede[nrs]?|siempre|nunca|solo|sólo|cada|toujours|jamais|"
+    r"seulement|uniquement|chaque|altijd|nooit|alleen|elke|sempre|só|apenas|mai)\b",
+    re.I,
+)
+#: An open question (it asks for a value, not a yes or no), in the seven languages; "and
+#: the test runner?" asks for one too.
+_OPEN_QUESTION: Final = re.compile(
+    r"^[¿]?(?:which|what|where|who|whom|whose|when|how|and|welche[rsnm]?|wo|wer|wie|was|"
+    r"wann|womit|worin|quel(?:le)?s?|où|qui|quand|comment|combien|qu['e]|que|qué|cuál|"
+    r"cuáles|dónde|quién|cuándo|cómo|cuánto|cuántos|welk|welke|waar|wanneer|hoe|wat|qual|"
+    r"quais|onde|quem|quando|quanto|quale|dove|chi|come)\b",
+    re.I,
+)
+#: The agent asks what to work on or what to do first ("How can I help?", "Which box
+#: first?"): the answer is about today's task, not something to keep (Detector._answered).
+_TASK_QUESTION: Final = re.compile(
+    r"\b(?:how can i help|what can i (?:help|do)|what do you need|what(?:'s| is) the task|"
+    r"what are we (?:working on|doing)|what (?:do you want|would you like) (?:me )?to do|"
+    r"what should i (?:do|work on)|what(?:'s| is) next|where (?:should|do) i start|"
+    r"(?:first|next|start with|begin with)\s*\?$|worum geht es|wie kann ich helfen|"
+    r"womit kann ich|te ayudo|en qué (?:te |le )?puedo ayudar|sur quoi travaillons|"
+    r"comment (?:puis-je|je peux) (?:vous |t')?aider|vad kan jag hjälpa|w czym mogę pomóc|"
+    r"(?:como|em que) posso ajudar|come posso aiutar|waarmee kan ik|hoe kan ik (?:je |u )?helpen)",
+    re.I,
+)
+#: An answer of nothing but yes, no, thanks and when ("yes pls", "not yet", "no thanks",
+#: "ja gern"): it takes or declines an offer, and keeps nothing (Detector._answered).
+_NO_ANSWER: Final = re.compile(
+    r"(?:\W*\b(?:yes|yeah|yep|yup|no|nope|nah|ok|okay|sure|please|pls|plz|thanks|thank|you|"
+    r"thx|cheers|not|now|yet|later|go|ahead|fine|great|good|perfect|do|it|maybe|for|exactly|"
+    r"correct|right|ja|nein|danke|bitte|gern|gerne|noch|nicht|genau|richtig|klar|oui|non|"
+    r"merci|pas|encore|exactement|d'accord|sí|si|gracias|vale|claro|todavía|exacto|sim|não|"
+    r"obrigad[oa]|ainda|exato|isso|grazie|certo|ancora|esatto|giusto|nee|graag|dank|je|"
+    r"bedankt|prima|nog|niet|precies|klopt)\b)+\W*",
+    re.I,
+)
+#: The longest question of the agent's a short answer is read with (Detector._answered).
+MAX_QUESTION_WORDS: Final = 20
 
 
 #: Where a long sentence joins clauses: "; ", ", and ", ", but ", a dash.
@@ -1042,8 +1123,12 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     return category, category, text, confidence
 
 
-def learned(sentence: str) -> tuple[str, str, str, float] | None:
-    """What the scorer (capture.scorer) makes of a sentence no rule claimed."""
+def learned(sentence: str, answer: bool = False) -> tuple[str, str, str, float] | None:
+    """What the scorer (capture.scorer) makes of a sentence no rule claimed.
+
+    ``answer``: the sentence is a short answer read with the agent's question
+    (Detector._answered), kept from the model's ``answer`` threshold rather than its
+    ``sure`` (WORKSPACE.md 12.2)."""
     from .scorer import score, thresholds
 
     if len(sentence.split()) < LEARNED_MIN_WORDS:
@@ -1057,7 +1142,7 @@ def learned(sentence: str) -> tuple[str, str, str, float] | None:
         return None
     t = thresholds(verdict.category, verdict.model)
     worth = 1.0 - verdict.none
-    sure = worth >= t.sure
+    sure = worth >= (t.answer if answer else t.sure)
     if not sure and (verdict.p < t.candidate or worth < t.worth):
         return None
     s = _FILLER.sub("", sentence.strip()).strip()
@@ -1200,7 +1285,8 @@ _ERROR_LINE: Final = re.compile(
     re.I,
 )
 _INSTRUCTION: Final = re.compile(
-    r"\b(remember (that|this)|ignore (all |the )?previous|you must|always (run|use|send)|"
+    r"\b(remember (that|this)|ignore (all |the |your |any )?(previous|prior)|you must|"
+    r"always (run|use|send)|"
     r"note to the (ai|assistant)|system prompt|as an ai)\b",
     re.I,
 )

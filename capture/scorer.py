@@ -60,6 +60,7 @@ class _Model(NamedTuple):
     sure: float  # a statement at least this likely not "none" is stored whatever its p
     veto: float  # a rule's find is dropped when p(none) is at least this
     embedding: tuple[float, Any] | None = None  # (scale, weights: classes x dimensions)
+    answer: float = 1.01  # "sure" for a statement that answers the agent's question
 
 
 @cache
@@ -101,6 +102,7 @@ def load(path: Path = WEIGHTS) -> _Model | None:
         float(data.get("sure", 1.01)),
         float(data.get("veto", 1.01)),
         embedding,
+        float(data.get("answer", data.get("sure", 1.01))),
     )
 
 
@@ -152,17 +154,19 @@ class Thresholds(NamedTuple):
     worth: float  # and 1 - p(none) at least this
     sure: float  # or 1 - p(none) at least this, whatever p(category)
     veto: float  # a rule's find is dropped at p(none) from this
+    answer: float  # "sure" for an answer to the agent's question
 
 
 def thresholds(category: str, model: _Model | None = None) -> Thresholds:
     """The thresholds of the model in use for ``category``."""
     model = model or load()
     if model is None:
-        return Thresholds(1.1, 1.1, 1.1, 1.1, 1.1)
+        return Thresholds(1.1, 1.1, 1.1, 1.1, 1.1, 1.1)
     return Thresholds(
         model.store.get(category, 1.1),
         model.candidate.get(category, 1.1),
         model.worth,
         model.sure,
         model.veto,
+        model.answer,
     )

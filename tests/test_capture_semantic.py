@@ -102,6 +102,11 @@ def test_the_prompt_hook_stays_lexical(on: None, tmp_path: Path) -> None:
     assert semantic.spent() == 0
 
 
+#: How far a figure may fall below the one written here before it is a regression: two
+#: turns of a part of sixty labelled ones going the other way on another CPU.
+SPREAD = 0.035
+
+
 @pytest.mark.parametrize(
     ("part", "precision", "recall", "kept_precision", "kept_recall"),
     [
@@ -119,14 +124,18 @@ def test_the_prompt_hook_stays_lexical(on: None, tmp_path: Path) -> None:
         # written in session 42 after those (the agent asks), run once: 0.52 / 0.44 (0.89 /
         # 0.74); then its misses were read, and led to an answer's "no" not being a
         # correction (seen)
-        ("held-out 10", 0.61, 0.50, 0.89, 0.72),
+        # session 43, a short answer read with its question: was 0.61 / 0.50 (0.89 / 0.72)
+        ("held-out 10", 0.63, 0.53, 0.89, 0.73),
         # written in session 42 after all of it (bursts and pastes), run once:
         # 0.57 / 0.49 (0.88 / 0.75);
         # then its misses were read, and led to a quoted passage being cut whole (seen)
-        ("held-out 11", 0.59, 0.49, 0.91, 0.75),
+        ("held-out 11", 0.60, 0.51, 0.91, 0.77),  # the same (session 43): was 0.59 0.49
         # written in session 42 after every change (standing instructions), run once;
         # its misses were read for the notes only
         ("held-out 12", 0.80, 0.60, 0.89, 0.89),
+        # written in session 43 after a short answer was read with its question, run once:
+        # 0.49 / 0.40 (0.80 / 0.66); the shipped change (fewer answers read so) run after
+        ("held-out 13", 0.46, 0.34, 0.81, 0.60),
     ],
 )
 def test_the_parts_as_measured_with_embeddings(
@@ -138,14 +147,17 @@ def test_the_parts_as_measured_with_embeddings(
     kept_recall: float,
 ) -> None:
     """At the figures benchmarks/README.md gives for the semantic scorer, by category and
-    kept at all."""
+    kept at all, within SPREAD: the embeddings differ in their last bits from one CPU to
+    the next (the BLAS kernels numpy picks), and a statement at a threshold can go either
+    way (session 43: held-out 12 kept 0.89 of its turns on one machine, 0.86 on another,
+    at the same commit)."""
     semantic.begin(None)
     result = capture_quality.score(capture_quality.load(capture_quality.PARTS[part]))
     kept_p, kept_r = result.kept()
-    assert result.precision() >= precision - 0.005, capture_quality.table(result)
-    assert result.recall() >= recall - 0.005, capture_quality.table(result)
-    assert kept_p >= kept_precision - 0.005, capture_quality.table(result)
-    assert kept_r >= kept_recall - 0.005, capture_quality.table(result)
+    assert result.precision() >= precision - SPREAD, capture_quality.table(result)
+    assert result.recall() >= recall - SPREAD, capture_quality.table(result)
+    assert kept_p >= kept_precision - SPREAD, capture_quality.table(result)
+    assert kept_r >= kept_recall - SPREAD, capture_quality.table(result)
 
 
 def test_config_semantic_false_keeps_capture_lexical(on: None, raw: Cli, tmp_path: Path) -> None:
