@@ -255,6 +255,7 @@ PARTS = {
     "held-out 11": CORPORA / "capture-heldout11.txt",
     "held-out 12": CORPORA / "capture-heldout12.txt",
     "held-out 13": CORPORA / "capture-heldout13.txt",
+    "held-out 14": CORPORA / "capture-heldout14.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

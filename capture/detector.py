@@ -242,6 +242,7 @@ class Detector:
         that reads as an instruction to the agent or holds a secret."""
         if (
             _NO_ANSWER.fullmatch(answer)  # "yes pls", "not yet", "no thanks"
+            or _DEFERRED.match(answer)  # "let me check", "no idea", "ask Priya"
             or not_a_statement(answer)  # "not sure", "which one?"
             or _TASK_QUESTION.search(asked)  # "Which box first?": today's task
             or len(asked.split()) > MAX_QUESTION_WORDS
@@ -249,17 +250,24 @@ class Detector:
             or scan_secrets(asked)
         ):
             return None
-        hit = learned(f"{asked} {answer}", answer=True)
+        statement = f"{asked} {answer}"
+        hit = learned(statement, answer=True)
+        question = _FILLER.sub("", asked)
+        open_ = _OPEN_QUESTION.match(question) is not None
         if hit is None:
-            return None
+            if not open_ or _NEXT_ACT.search(question) or _CARRIES_PAYLOAD.search(statement):
+                return None
+            # an open question about how things are ("Which wiki do you use?"), not about
+            # what the agent is to do next ("Which page should I copy?"), answered: a fact
+            # the agent asked for, however unsure the scorer is of a question and a name
+            hit = ("fact", "fact", _FILLER.sub("", statement.strip()).strip(), LEARNED)
         # The scorer says whether it is worth keeping; what as, the question says: a value
         # given for an open question ("Which CMS?" "Ghost") is how things are, a fact; an
         # answer with "always", "only", "never", ..., or one to a yes-or-no question about
         # how to do something ("Should timestamps go in the notes?" "always"), a rule of
         # the place, a convention.
         _, _, text, confidence = hit
-        rule = _ANSWER_NORM.search(answer) or not _OPEN_QUESTION.match(_FILLER.sub("", asked))
-        category = "convention" if rule else "fact"
+        category = "convention" if _ANSWER_NORM.search(answer) or not open_ else "fact"
         return self._detection((category, category, text, confidence), turn)
 
     def _detection(self, hit: tuple[str, str, str, float], turn: Turn) -> Detection | None:
@@ -1059,6 +1067,23 @@ _NO_ANSWER: Final = re.compile(
     r"merci|pas|encore|exactement|d'accord|sí|si|gracias|vale|claro|todavía|exacto|sim|não|"
     r"obrigad[oa]|ainda|exato|isso|grazie|certo|ancora|esatto|giusto|nee|graag|dank|je|"
     r"bedankt|prima|nog|niet|precies|klopt)\b)+\W*",
+    re.I,
+)
+#: An open question about what the agent is to do next ("Which file should I open?"),
+#: not about how things are ("Which wiki do you use?") (Detector._answered).
+_NEXT_ACT: Final = re.compile(
+    r"\b(?:should|shall|can|may|must) (?:i|we)\b|\b(?:do you want|would you like) me\b|"
+    r"\bfor (?:today|now|this)\b|\b(?:soll|sollen|darf|kann) ich\b|\b(?:debo|puedo)\b|"
+    r"\b(?:dois-je|puis-je|je dois)\b|\b(?:moet|mag|kan|zal) ik\b|\b(?:devo|posso)\b",
+    re.I,
+)
+#: An answer put off or passed on ("let me check", "one sec", "no idea", "ask Priya",
+#: "I'll find out"): it answers nothing yet (Detector._answered).
+_DEFERRED: Final = re.compile(
+    r"\W*(?:let me (?:check|see|look|think|ask|find out)|one sec|hold on|just a sec|"
+    r"i'?ll (?:check|ask|see|look|find out|get back)|no idea|dunno|idk|not sure|ask \w+|"
+    r"check with|depends|it depends|keine ahnung|moment|ni idea|pas sûr|aucune idée|geen idee|"
+    r"non lo so|não sei)\b",
     re.I,
 )
 #: The longest question of the agent's a short answer is read with (Detector._answered).

@@ -483,6 +483,9 @@ def test_who_the_person_is_is_theirs_in_every_language_capture_reads(text: str, 
             "convention",
             "Should timestamps go in the show notes? always",
         ),
+        # an open question about how things are, answered with a name the scorer does not
+        # know: the agent asked for it, it is kept
+        ("Which wiki do you use?", "BookStack", "fact", "Which wiki do you use? BookStack"),
     ],
 )
 def test_a_short_answer_is_read_with_its_question(
@@ -498,7 +501,10 @@ def test_a_short_answer_is_read_with_its_question(
         ("Shall I deploy now?", "not yet"),  # about today
         ("Shall I draft it?", "yes pls"),  # an offer taken
         ("Which file should I open first?", "the second one"),
+        ("Which page should I duplicate?", "the about page"),  # what the agent does next
         ("Which region should the bucket be in?", "not sure"),  # no answer
+        ("Which tariff code do the panels have?", "let me check"),  # not yet
+        ("Which wiki do you use?", "ask Priya"),  # someone else's to answer
         ("Which region should the bucket be in?", "which one is cheaper?"),  # a question back
     ],
 )
