@@ -255,11 +255,17 @@ class Detector:
         question = _FILLER.sub("", asked)
         open_ = _OPEN_QUESTION.match(question) is not None
         if hit is None:
-            if not open_ or _NEXT_ACT.search(question) or _CARRIES_PAYLOAD.search(statement):
+            if (
+                not _VALUE_QUESTION.match(question)
+                or _NEXT_ACT.search(question)
+                or _TODAY.search(question)
+                or _CARRIES_PAYLOAD.search(statement)
+            ):
                 return None
-            # an open question about how things are ("Which wiki do you use?"), not about
-            # what the agent is to do next ("Which page should I copy?"), answered: a fact
-            # the agent asked for, however unsure the scorer is of a question and a name
+            # a question for a value that stands ("Which wiki do you use?"), not about what
+            # the agent is to do next ("Which page should I copy?") nor about how today went
+            # ("Which tests failed?"), answered: a fact the agent asked for, however unsure
+            # the scorer is of a question and a name
             hit = ("fact", "fact", _FILLER.sub("", statement.strip()).strip(), LEARNED)
         # The scorer says whether it is worth keeping; what as, the question says: a value
         # given for an open question ("Which CMS?" "Ghost") is how things are, a fact; an
@@ -1040,7 +1046,8 @@ _ANSWER_NORM: Final = re.compile(
 #: An open question (it asks for a value, not a yes or no), in the seven languages; "and
 #: the test runner?" asks for one too.
 _OPEN_QUESTION: Final = re.compile(
-    r"^[¿]?(?:which|what|where|who|whom|whose|when|how|and|welche[rsnm]?|wo|wer|wie|was|"
+    r"^[¿]?(?:which|what|where|who|whom|whose|when|how|and|welche[rsnm]?|wo|wer|wie|"
+    r"was(?!\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b)|"
     r"wann|womit|worin|quel(?:le)?s?|où|qui|quand|comment|combien|qu['e]|que|qué|cuál|"
     r"cuáles|dónde|quién|cuándo|cómo|cuánto|cuántos|welk|welke|waar|wanneer|hoe|wat|qual|"
     r"quais|onde|quem|quando|quanto|quale|dove|chi|come)\b",
@@ -1084,6 +1091,23 @@ _DEFERRED: Final = re.compile(
     r"i'?ll (?:check|ask|see|look|find out|get back)|no idea|dunno|idk|not sure|ask \w+|"
     r"check with|depends|it depends|keine ahnung|moment|ni idea|pas sûr|aucune idée|geen idee|"
     r"non lo so|não sei)\b",
+    re.I,
+)
+#: A question for a value (which, what, where, who, and their forms in six more
+#: languages), not how, when or whether (Detector._answered).
+_VALUE_QUESTION: Final = re.compile(
+    r"^[¿]?(?:which|what|where|who|welche[rsnm]?|wo|wer|"
+    r"was(?!\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b)|"
+    r"quel(?:le)?s?|où|qui|qu['e]|que|qué|cuál|cuáles|dónde|quién|welk|welke|waar|wat|"
+    r"qual|quais|onde|quem|quale|dove|chi)\b",
+    re.I,
+)
+#: A question about how today's work went or stands ("Which tests failed?", "What's
+#: missing?", "What happened to the export?"): its answer is not a standing fact.
+_TODAY: Final = re.compile(
+    r"\b(?:happen(?:ed|s)?|fail(?:ed|ing|s)?|broke|broken|went|did|was|were|wrong|missing|"
+    r"left|still|again|today|tonight|now|yet|this time|currently|at the moment|so far|"
+    r"latest|last|just|error|errors|crash(?:ed|es)?|first|next)\b",
     re.I,
 )
 #: The longest question of the agent's a short answer is read with (Detector._answered).

@@ -502,6 +502,9 @@ def test_a_short_answer_is_read_with_its_question(
         ("Shall I draft it?", "yes pls"),  # an offer taken
         ("Which file should I open first?", "the second one"),
         ("Which page should I duplicate?", "the about page"),  # what the agent does next
+        ("Which tests failed?", "the auth ones"),  # how today went
+        ("What happened to the export?", "it timed out"),
+        ("Was the deploy green?", "no, red"),  # yes or no about today, not a value
         ("Which region should the bucket be in?", "not sure"),  # no answer
         ("Which tariff code do the panels have?", "let me check"),  # not yet
         ("Which wiki do you use?", "ask Priya"),  # someone else's to answer
