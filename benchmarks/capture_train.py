@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -228,16 +229,24 @@ def choose_sure(
     statement is kept, not what as, so it is chosen by what is kept at all (session 42):
     scored by category, a memory kept under a neighbouring heading (a fact kept as a
     convention) counts as one wrong and one missed, worse than dropping it."""
-    sures = []
-    for sure in SURE_GRID:
-        r = turn_level(out, store, worth, judge, sure, veto)
+    return best_kept(
+        "sure", SURE_GRID, lambda sure: turn_level(out, store, worth, judge, sure, veto)
+    )
+
+
+def best_kept(name: str, values: Sequence[float], run: Callable[[float], Any]) -> float:
+    """Of ``values`` of the threshold ``name``, the one whose ``run`` keeps best at all
+    (F-beta of what is kept, whatever its category), each printed."""
+    options = []
+    for value in values:
+        r = run(value)
         kept_p, kept_r = r.kept()
         print(
-            f"  sure {sure}: precision {r.precision():.3f}, recall {r.recall():.3f}; "
+            f"  {name} {value}: precision {r.precision():.3f}, recall {r.recall():.3f}; "
             f"kept at all {kept_p:.3f}, {kept_r:.3f}"
         )
-        sures.append((r, sure))
-    return best(sures, kept=True)
+        options.append((r, value))
+    return best(options, kept=True)
 
 
 def choose_answer(
@@ -255,16 +264,11 @@ def choose_answer(
     kept at all, on the judging parts and ANSWERS (never trained on: most of their
     labelled turns are answers); no lower than ``sure`` when nothing is gained."""
     answers = [*judge, *(s for name in ANSWERS for s in load(PARTS[name]))]
-    options = []
-    for answer in (a for a in SURE_GRID if a <= sure):
-        r = turn_level(out, store, worth, answers, sure, veto, answer)
-        kept_p, kept_r = r.kept()
-        print(
-            f"  answer {answer}: precision {r.precision():.3f}, recall {r.recall():.3f}; "
-            f"kept at all {kept_p:.3f}, {kept_r:.3f}"
-        )
-        options.append((r, answer))
-    return best(options, kept=True)
+    return best_kept(
+        "answer",
+        [a for a in SURE_GRID if a <= sure],
+        lambda answer: turn_level(out, store, worth, answers, sure, veto, answer),
+    )
 
 
 def split(sessions: list[Session]) -> tuple[list[Session], list[Session]]:

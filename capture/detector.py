@@ -1043,14 +1043,21 @@ _ANSWER_NORM: Final = re.compile(
     r"seulement|uniquement|chaque|altijd|nooit|alleen|elke|sempre|só|apenas|mai)\b",
     re.I,
 )
-#: An open question (it asks for a value, not a yes or no), in the seven languages; "and
-#: the test runner?" asks for one too.
-_OPEN_QUESTION: Final = re.compile(
-    r"^[¿]?(?:which|what|where|who|whom|whose|when|how|and|welche[rsnm]?|wo|wer|wie|"
+#: The words a question for a value starts with (which, what, where, who), in the seven
+#: languages; German "was" not where English "Was the ...?" asks yes or no.
+_VALUE_WORDS: Final = (
+    r"which|what|where|who|welche[rsnm]?|wo|wer|"
     r"was(?!\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b)|"
-    r"wann|womit|worin|quel(?:le)?s?|où|qui|quand|comment|combien|qu['e]|que|qué|cuál|"
-    r"cuáles|dónde|quién|cuándo|cómo|cuánto|cuántos|welk|welke|waar|wanneer|hoe|wat|qual|"
-    r"quais|onde|quem|quando|quanto|quale|dove|chi|come)\b",
+    r"quel(?:le)?s?|où|qui|qu['e]|que|qué|cuál|cuáles|dónde|quién|welk|welke|waar|wat|"
+    r"qual|quais|onde|quem|quale|dove|chi"
+)
+#: A question for a value, not how, when or whether (Detector._answered).
+_VALUE_QUESTION: Final = re.compile(rf"^[¿]?(?:{_VALUE_WORDS})\b", re.I)
+#: An open question (it asks for a value, a way, a time: not a yes or no); "and the test
+#: runner?" asks for one too.
+_OPEN_QUESTION: Final = re.compile(
+    rf"^[¿]?(?:{_VALUE_WORDS}|whom|whose|when|how|and|wie|wann|womit|worin|quand|comment|"
+    r"combien|cuándo|cómo|cuánto|cuántos|wanneer|hoe|quando|quanto|come)\b",
     re.I,
 )
 #: The agent asks what to work on or what to do first ("How can I help?", "Which box
@@ -1091,15 +1098,6 @@ _DEFERRED: Final = re.compile(
     r"i'?ll (?:check|ask|see|look|find out|get back)|no idea|dunno|idk|not sure|ask \w+|"
     r"check with|depends|it depends|keine ahnung|moment|ni idea|pas sûr|aucune idée|geen idee|"
     r"non lo so|não sei)\b",
-    re.I,
-)
-#: A question for a value (which, what, where, who, and their forms in six more
-#: languages), not how, when or whether (Detector._answered).
-_VALUE_QUESTION: Final = re.compile(
-    r"^[¿]?(?:which|what|where|who|welche[rsnm]?|wo|wer|"
-    r"was(?!\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b)|"
-    r"quel(?:le)?s?|où|qui|qu['e]|que|qué|cuál|cuáles|dónde|quién|welk|welke|waar|wat|"
-    r"qual|quais|onde|quem|quale|dove|chi)\b",
     re.I,
 )
 #: A question about how today's work went or stands ("Which tests failed?", "What's
