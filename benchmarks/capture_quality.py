@@ -1,6 +1,7 @@
 """How well the learning detector does on the labelled corpus (issue 12).
 
-    .venv/bin/python benchmarks/capture_quality.py [--misses] [--only=PART] [--model=NAME]
+    .venv/bin/python benchmarks/capture_quality.py [--misses] [--only=PART ...] [--pooled]
+        [--model=NAME] [--lexical]
 
 Runs memory_chain.capture.detector over every part (PARTS: issue 12's
 corpus and held-out set in benchmarks/; issue 24's generated, hand-written
@@ -9,6 +10,7 @@ prints precision and recall per category of what it would *store*
 (confidence >= 0.6) against the labels, how often the scope was right and
 a reason kept, as markdown tables for benchmarks/README.md. --misses lists
 every false positive, false negative, wrong scope and lost reason;
+--pooled adds the figures of all the parts run, counted together;
 --model=NAME scores `capture --model NAME` (an `llm` model) instead of the
 rules and the scorer. tests/test_capture_detector.py and
 tests/test_capture_scorer.py hold the targets and the measured figures.
@@ -256,6 +258,7 @@ PARTS = {
     "held-out 12": CORPORA / "capture-heldout12.txt",
     "held-out 13": CORPORA / "capture-heldout13.txt",
     "held-out 14": CORPORA / "capture-heldout14.txt",
+    "held-out 15": CORPORA / "capture-heldout15.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
@@ -269,6 +272,7 @@ def main() -> None:
 
     semantic.begin(None)  # every statement embedded (the hooks' budget is a cost cap)
     print("scorer:", "semantic" if semantic.wanted() else "lexical", "\n")
+    pooled, names = Score(), []
     for name, path in PARTS.items():
         if (only and name not in only) or not path.exists():
             continue
@@ -284,6 +288,23 @@ def main() -> None:
         if "--misses" in sys.argv:
             print("\n".join(result.misses))
             print()
+        pool(pooled, result)
+        names.append(name)
+    if "--pooled" in sys.argv and len(names) > 1:
+        print(f"pooled ({', '.join(names)}):\n")
+        print(table(pooled))
+
+
+def pool(into: Score, result: Score) -> None:
+    """Add ``result``'s counts to ``into`` (figures over several parts at once)."""
+    into.tp.update(result.tp)
+    into.fp.update(result.fp)
+    into.fn.update(result.fn)
+    for name in ("turns", "empty", "scope_right", "scope_total", "reason_kept", "reason_total"):
+        setattr(into, name, getattr(into, name) + getattr(result, name))
+    into.kept_tp += result.kept_tp
+    into.kept_fp += result.kept_fp
+    into.kept_fn += result.kept_fn
 
 
 if __name__ == "__main__":

@@ -250,10 +250,12 @@ class Detector:
             or scan_secrets(asked)
         ):
             return None
-        statement = f"{asked} {answer}"
-        hit = learned(statement, answer=True)
         question = _FILLER.sub("", asked)
         open_ = _OPEN_QUESTION.match(question) is not None
+        if _WENT.match(question):
+            return None  # "Was the deploy green?" "no, red": how something went
+        statement = f"{asked} {answer}"
+        hit = learned(statement, answer=True)
         if hit is None:
             if (
                 not _VALUE_QUESTION.match(question)
@@ -1106,6 +1108,13 @@ _TODAY: Final = re.compile(
     r"\b(?:happen(?:ed|s)?|fail(?:ed|ing|s)?|broke|broken|went|did|was|were|wrong|missing|"
     r"left|still|again|today|tonight|now|yet|this time|currently|at the moment|so far|"
     r"latest|last|just|error|errors|crash(?:ed|es)?|first|next)\b",
+    re.I,
+)
+#: A yes-or-no question about how something went ("Was the deploy green?", "Did the import
+#: finish?"): its answer is about that once, not how things stand (Detector._answered).
+_WENT: Final = re.compile(
+    r"^(?:were|did|had|war|waren|fue|fueron|"
+    r"was(?=\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b))\b",
     re.I,
 )
 #: The longest question of the agent's a short answer is read with (Detector._answered).

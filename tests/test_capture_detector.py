@@ -486,6 +486,8 @@ def test_who_the_person_is_is_theirs_in_every_language_capture_reads(text: str, 
         # an open question about how things are, answered with a name the scorer does not
         # know: the agent asked for it, it is kept
         ("Which wiki do you use?", "BookStack", "fact", "Which wiki do you use? BookStack"),
+        # German "was" is "what": a question for a value, not one about how something went
+        ("Was nutzt ihr für CI?", "GitLab", "fact", "Was nutzt ihr für CI? GitLab"),
     ],
 )
 def test_a_short_answer_is_read_with_its_question(
@@ -504,7 +506,9 @@ def test_a_short_answer_is_read_with_its_question(
         ("Which page should I duplicate?", "the about page"),  # what the agent does next
         ("Which tests failed?", "the auth ones"),  # how today went
         ("What happened to the export?", "it timed out"),
-        ("Was the deploy green?", "no, red"),  # yes or no about today, not a value
+        ("Was the deploy green?", "no, red"),  # yes or no about how it went, not a value
+        ("Did the nightly import finish?", "yes, at 3"),
+        ("War der Build grün?", "nein, rot"),
         ("Which region should the bucket be in?", "not sure"),  # no answer
         ("Which tariff code do the panels have?", "let me check"),  # not yet
         ("Which wiki do you use?", "ask Priya"),  # someone else's to answer

@@ -67,7 +67,9 @@ def test_the_parts_are_big_and_labelled_both_ways() -> None:
 def test_the_weights_were_trained_on_the_corpus_as_it_is() -> None:
     """A changed tune part without retraining (benchmarks/capture_train.py) is stale."""
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    for part in ("tune", "issue 12 corpus", "hand", *(f"hand {n}" for n in range(3, 11))):
+    halved = [f"hand {n}" for n in range(3, 11)]
+    halved += ["held-out", "held-out 2", *(f"held-out {n}" for n in range(3, 13))]  # session 44
+    for part in ("tune", "issue 12 corpus", "hand", *halved):
         text = capture_quality.PARTS[part].read_bytes()
         assert hashlib.sha256(text).hexdigest() in data["trained_on"], part
     assert tuple(data["features"]) == NAMES
@@ -118,50 +120,45 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
 @pytest.mark.parametrize(
     ("part", "precision", "recall", "kept_precision", "kept_recall"),
     [
-        # session 42: `sure` chosen by what is kept at all (0.7; it was off), so more is
-        # kept and more of it under a neighbouring category; by category and kept at all
-        ("choose", 0.89, 0.79, 0.97, 0.87),
-        ("held-out", 0.79, 0.77, 0.95, 0.97),  # then an answer's "no" (below): 0.77 0.93
-        ("held-out 2", 0.62, 0.71, 0.78, 0.89),
-        ("held-out 3", 0.67, 0.73, 0.84, 0.92),
-        ("held-out 4", 0.76, 0.83, 0.89, 0.94),
-        ("held-out 6", 0.63, 0.71, 0.81, 0.92),
-        ("held-out 7", 0.62, 0.63, 0.90, 0.94),
-        ("held-out 8", 0.65, 0.73, 0.86, 0.97),  # the same: 0.62 / 0.70
-        # written in session 42 (dictated), run once: 0.58 / 0.65 (0.77 / 0.86); then its
-        # misses were read, and led to the lead words and "claims" fixes (seen)
-        ("held-out 9", 0.58, 0.68, 0.76, 0.89),
-        # written in session 42 after those (the agent asks), run once: 0.45 / 0.42 (0.90 /
-        # 0.83); then its misses were read, and led to an answer's "no" not being a
-        # correction (seen)
-        # session 43, a short answer read with its question: 0.50 / 0.49 (0.88 / 0.83)
-        ("held-out 10", 0.50, 0.49, 0.88, 0.83),
-        # written in session 42 after all of it (bursts and pastes), run once:
-        # 0.49 / 0.51 (0.78 / 0.80);
-        # then its misses were read, and led to a quoted passage being cut whole (seen)
-        ("held-out 11", 0.50, 0.52, 0.77, 0.81),  # the same (session 43): 0.51 0.51 0.80 0.80
-        # written in session 42 after every change (standing instructions), run once;
-        # its misses were read for the notes only
-        ("held-out 12", 0.71, 0.55, 0.86, 0.89),
+        # session 44: trained with held-out parts 1 to 12 halved in (capture_train.py
+        # HALVED); before, by category then kept at all: choose 0.89 / 0.79 (0.97 / 0.87)
+        ("choose", 0.89, 0.78, 0.97, 0.86),
+        # held out until session 44 (the figures before it in brackets), now half trained
+        # on and half judged on: a regression check like any training part's
+        ("held-out", 0.86, 0.79, 0.96, 0.93),  # (0.79 0.77 0.95 0.97)
+        ("held-out 2", 0.76, 0.89, 0.82, 0.96),  # (0.62 0.71 0.78 0.89)
+        ("held-out 3", 0.84, 0.80, 0.97, 0.92),  # (0.67 0.73 0.84 0.92)
+        ("held-out 4", 0.84, 0.89, 0.92, 0.94),  # (0.76 0.83 0.89 0.94)
+        ("held-out 6", 0.76, 0.74, 0.86, 0.84),  # (0.63 0.71 0.81 0.92)
+        ("held-out 7", 0.84, 0.76, 0.98, 0.90),  # (0.62 0.63 0.90 0.94)
+        ("held-out 8", 0.81, 0.79, 0.94, 0.91),  # (0.65 0.73 0.86 0.97)
+        ("held-out 9", 0.88, 0.88, 0.94, 0.94),  # (0.58 0.68 0.76 0.89)
+        ("held-out 10", 0.85, 0.72, 0.95, 0.79),  # (0.50 0.49 0.88 0.83)
+        ("held-out 11", 0.78, 0.72, 0.85, 0.78),  # (0.50 0.52 0.77 0.81)
+        ("held-out 12", 0.86, 0.64, 0.91, 0.86),  # (0.71 0.55 0.86 0.89)
         # written in session 43 after a short answer was read with its question (answers to
         # the agent's questions in working sessions), run once: 0.35 / 0.42 (0.62 / 0.74);
-        # the shipped version run after, its misses not read; before session 43: 0.29 /
-        # 0.20 (0.59 / 0.40)
-        ("held-out 13", 0.38, 0.46, 0.63, 0.76),
+        # its misses not read; before session 43: 0.29 / 0.20 (0.59 / 0.40); session 43
+        # 0.38 / 0.46 (0.63 / 0.76)
+        ("held-out 13", 0.51, 0.44, 0.74, 0.64),
         # written in session 43 before its last change (a personal assistant's sessions),
         # run once: 0.42 / 0.41 (0.69 / 0.67); then a standing value only is kept against
         # the scorer (not "Which tests failed?"); before session 43: 0.24 / 0.08 (0.65 /
-        # 0.22)
-        ("held-out 14", 0.39, 0.35, 0.68, 0.61),
+        # 0.22); session 43 0.39 / 0.35 (0.68 / 0.61)
+        ("held-out 14", 0.38, 0.31, 0.72, 0.59),
+        # written in session 44 after the scorers were trained again (Claude Code's shapes),
+        # run once; with session 43's weights 0.53 / 0.58 (0.75 / 0.85)
+        ("held-out 15", 0.61, 0.58, 0.84, 0.83),
     ],
 )
 def test_the_parts_as_measured(
     part: str, precision: float, recall: float, kept_precision: float, kept_recall: float
 ) -> None:
-    """The choose part (thresholds are judged on it) and the held-out parts (never tuned
-    on) at the figures they gave with the lexical scorer (benchmarks/README.md), by
-    category and kept at all: a change that lowers them is a regression; one that raises
-    a held-out figure was tuned on it, and must say so there."""
+    """The choose part (thresholds are judged on it), the parts held out until session 44
+    and those held out since (never tuned on) at the figures they gave with the lexical
+    scorer (benchmarks/README.md), by category and kept at all: a change that lowers them
+    is a regression; one that raises a held-out figure was tuned on it, and must say so
+    there."""
     result = capture_quality.score(capture_quality.load(capture_quality.PARTS[part]))
     kept_p, kept_r = result.kept()
     assert result.precision() >= precision - 0.005, capture_quality.table(result)
