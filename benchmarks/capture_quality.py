@@ -246,6 +246,7 @@ PARTS = {
     "hand 12": CORPORA / "capture-hand12.txt",
     "hand 13": CORPORA / "capture-hand13.txt",
     "hand 14": CORPORA / "capture-hand14.txt",
+    "hand 15": CORPORA / "capture-hand15.txt",
     "held-out 3": CORPORA / "capture-heldout3.txt",
     "held-out 4": CORPORA / "capture-heldout4.txt",
     "held-out 5": CORPORA / "capture-heldout5.txt",
@@ -259,6 +260,7 @@ PARTS = {
     "held-out 13": CORPORA / "capture-heldout13.txt",
     "held-out 14": CORPORA / "capture-heldout14.txt",
     "held-out 15": CORPORA / "capture-heldout15.txt",
+    "held-out 16": CORPORA / "capture-heldout16.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
