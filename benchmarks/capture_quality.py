@@ -225,7 +225,8 @@ CORPORA = Path(__file__).resolve().parents[1] / "tests" / "corpora"
 #: slice), and a second held-out part written after that tuning; in the third slice, hand
 #: parts 3 to 9 (half of each trained on, half judged on: benchmarks/capture_train.py)
 #: and held-out parts 3 to 5, each written after the weights it first measured, by
-#: another method (each file's header says which, and how it has been used since).
+#: another method (each file's header says which, and how it has been used since). Since
+#: session 44 held-out parts 1 to 12 are halved into the training too; 13 on are held out.
 PARTS = {
     "issue 12 corpus": CORPUS,
     "issue 12 held-out": HELDOUT,
