@@ -251,9 +251,9 @@ class Detector:
         ):
             return None
         question = _FILLER.sub("", asked)
-        open_ = _OPEN_QUESTION.match(question) is not None
         if _WENT.match(question):
             return None  # "Was the deploy green?" "no, red": how something went
+        open_ = _OPEN_QUESTION.match(question) is not None
         statement = f"{asked} {answer}"
         hit = learned(statement, answer=True)
         if hit is None:
@@ -1045,11 +1045,14 @@ _ANSWER_NORM: Final = re.compile(
     r"seulement|uniquement|chaque|altijd|nooit|alleen|elke|sempre|só|apenas|mai)\b",
     re.I,
 )
+#: What follows English "was" where it asks yes or no ("Was the ...?"), not German "was"
+#: ("what").
+_WAS_ASKS: Final = r"\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b"
 #: The words a question for a value starts with (which, what, where, who), in the seven
 #: languages; German "was" not where English "Was the ...?" asks yes or no.
 _VALUE_WORDS: Final = (
     r"which|what|where|who|welche[rsnm]?|wo|wer|"
-    r"was(?!\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b)|"
+    rf"was(?!{_WAS_ASKS})|"
     r"quel(?:le)?s?|où|qui|qu['e]|que|qué|cuál|cuáles|dónde|quién|welk|welke|waar|wat|"
     r"qual|quais|onde|quem|quale|dove|chi"
 )
@@ -1113,8 +1116,7 @@ _TODAY: Final = re.compile(
 #: A yes-or-no question about how something went ("Was the deploy green?", "Did the import
 #: finish?"): its answer is about that once, not how things stand (Detector._answered).
 _WENT: Final = re.compile(
-    r"^(?:were|did|had|war|waren|fue|fueron|"
-    r"was(?=\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b))\b",
+    rf"^(?:were|did|had|war|waren|fue|fueron|was(?={_WAS_ASKS}))\b",
     re.I,
 )
 #: The longest question of the agent's a short answer is read with (Detector._answered).
