@@ -40,7 +40,7 @@ from nacl import bindings
 
 from memory_chain.chain.format.entry import signing_message
 from memory_chain.chain.store.ledger import Ledger, NewEntry
-from memory_chain.chain.verify.lines import verify_lines
+from memory_chain.chain.verify.lines import verify_chunks, verify_lines
 from memory_chain.chain.verify.parallel import verify_parallel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -246,7 +246,7 @@ def bench_verify(led: Ledger, n: int, sizes: Sizes) -> dict[str, Any]:
 
     def single(blobs: bool) -> Callable[[], None]:
         def run() -> None:
-            r = verify_lines(led.iter_lines(), blobs=led.store if blobs else None)
+            r = verify_chunks(led.line_chunks(), blobs=led.store if blobs else None)
             assert r.ok and r.size == n, r
 
         return run
@@ -306,7 +306,8 @@ def measure_verify_speedup(
 ) -> dict[str, Any]:
     """Full verify of the chain in ``chain_dir``: ``workers`` processes against one.
 
-    One round is a single-process ``verify_lines`` (with blobs) and a
+    One round is a single-process ``verify_chunks`` (with blobs: what ``verify``
+    runs in one process) and a
     ``verify_parallel`` of the chain file (pool start-up included), in an
     order that alternates between rounds, each after waiting (at most 60 s)
     for other load to drop below QUIET_CORES unless ``wait`` is False.
@@ -324,7 +325,7 @@ def measure_verify_speedup(
     verdicts: dict[str, Any] = {}
 
     def single() -> None:
-        verdicts["single"] = verify_lines(led.iter_lines(), blobs=led.store)
+        verdicts["single"] = verify_chunks(led.line_chunks(), blobs=led.store)
 
     def parallel() -> None:
         verdicts["parallel"] = verify_parallel(

@@ -121,7 +121,14 @@ def count_signatures(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls[0] += len(jobs)
         return real(jobs)
 
+    real_with_key = verify_module.failed_with_key
+
+    def counting_with_key(public: bytes, messages: Sequence[bytes], sigs: Sequence[bytes]) -> bool:
+        calls[0] += len(messages)
+        return real_with_key(public, messages, sigs)
+
     monkeypatch.setattr(verify_module, "failed_signatures", counting)
+    monkeypatch.setattr(verify_module, "failed_with_key", counting_with_key)
     return calls
 
 

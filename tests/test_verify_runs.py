@@ -12,6 +12,7 @@ checkpoints and resumption points.
 from __future__ import annotations
 
 import random
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -254,3 +255,86 @@ def test_signatures_checked_in_a_batch(monkeypatch: pytest.MonkeyPatch, through:
         monkeypatch.setattr(keys, "_lib", None)
     assert failed_signatures(jobs) == [1, 3, 4]
     assert failed_signatures(jobs[:1] + jobs[2:3] + jobs[5:]) == []
+
+
+@pytest.mark.parametrize("through", ["libsodium", "binding"])
+def test_one_key_signatures(monkeypatch: pytest.MonkeyPatch, through: str) -> None:
+    """failed_with_key (a run's signatures, one key) fails when any one fails, or a length
+    is wrong, through libsodium directly or through PyNaCl's binding."""
+    from memory_chain.chain.format import keys
+    from memory_chain.chain.format.keys import Signer, failed_signatures, failed_with_key
+
+    signer = Signer(bytes(range(32)))
+    messages = [f"message {i}".encode() * (i + 1) for i in range(5)]
+    sigs = [bytes.fromhex(signer.sign(m)) for m in messages]
+    failed_signatures([])  # loads PyNaCl
+    if through == "binding":
+        monkeypatch.setattr(keys, "_lib", None)
+    assert not failed_with_key(signer.public, messages, sigs)
+    assert not failed_with_key(signer.public, [], [])
+    for i in range(5):
+        assert failed_with_key(signer.public, [*messages[:i], b"x", *messages[i + 1 :]], sigs)
+    assert failed_with_key(signer.public, messages, [*sigs[:2], sigs[2][:63], *sigs[3:]])
+    assert failed_with_key(signer.public[:31], messages, sigs)
+    assert failed_with_key(Signer(bytes(32)).public, messages, sigs)
+
+
+def test_blobs_checked_together_as_one_by_one(chain: tuple[Ledger, list[bytes]]) -> None:
+    """ContentStore.check_digests answers for each digest what a fresh store's
+    check_digest answers alone: in order, out of order, absent, altered, repeated."""
+    from memory_chain.chain.content.store import ContentStore
+
+    led, lines = chain
+    digests = [
+        bytes.fromhex(line.split(b'"content":"b3:')[1][:64].decode())
+        for line in lines
+        if b'"content":"b3:' in line
+    ]
+    rng = random.Random(3)
+    shuffled = rng.sample(digests, len(digests))
+    unknown = [bytes([i]) * 32 for i in range(3)]
+    mixed = digests[:50] + unknown[:1] + digests[50:90] + digests[10:20] + unknown[1:]
+    for order in (digests, shuffled, mixed):
+        alone = [ContentStore(led.store.root).check_digest(d) for d in order]
+        together = ContentStore(led.store.root).check_digests(order)
+        assert together == alone
+        assert all(size == -1 for d, size in zip(order, together, strict=True) if d in unknown)
+    sizes = ContentStore(led.store.root).check_digests(digests)
+    assert sum(size >= 0 for size in sizes) >= len(digests) - 2  # all but the redacted one
+    with tempfile.TemporaryDirectory() as tmp:  # one blob's bytes altered in its pack
+        root = Path(tmp) / "content"
+        shutil.copytree(led.store.root, root)
+        victim = digests[30]
+        for pack in sorted((root / "packs").iterdir()):
+            data = bytearray(pack.read_bytes())
+            at = data.find(b"L" + victim)
+            if at >= 0:
+                data[at + 37] ^= 1
+                pack.write_bytes(bytes(data))
+                break
+        alone = [ContentStore(root).check_digest(d) for d in digests]
+        assert ContentStore(root).check_digests(digests) == alone
+        assert alone[30] == -2  # ALTERED
+
+
+@pytest.mark.parametrize("tail", [0, 1, 40])
+def test_verify_chunks_as_verify_lines(chain: tuple[Ledger, list[bytes]], tail: int) -> None:
+    """Ledger.line_chunks through verify_chunks (what verify runs in one process) gives
+    verify_lines' report over iter_lines, a torn last line included."""
+    from memory_chain.chain.verify.lines import verify_chunks
+
+    led, _ = chain
+    with tempfile.TemporaryDirectory() as tmp:
+        data = led.layout.chain.read_bytes()
+        copy = Ledger.init(Path(tmp) / "d", name="copy")
+        path = copy.layout.chain
+        path.write_bytes(data + (b'{"seq":' * 40)[:tail])
+        report = verify_chunks(copy.line_chunks(), blobs=led.store)
+        assert report == verify_lines(copy.iter_lines(), blobs=led.store)
+        assert report.torn_tail == tail and report.ok is (report.failure is None)
+        assert list(copy.iter_lines()) == data.splitlines(keepends=True) + (
+            [(b'{"seq":' * 40)[:tail]] if tail else []
+        )
+        seen: list[int] = []
+        list(copy.line_chunks(advance=seen.append))
+        assert sum(seen) == len(data) + tail

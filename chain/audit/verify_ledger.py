@@ -33,7 +33,7 @@ from ..format.canonical import b3
 from ..format.config import resolve_state_dir
 from ..format.entry import HASH_RE, MAX_LINE_BYTES
 from ..format.errors import ChainStateError, InputError, IntegrityError, OperationalError
-from ..format.progress import counted, track
+from ..format.progress import track
 from ..log.checkpoint import Checkpoint, origin_of
 from ..log.checkpoint_store import latest_checkpoint, load_checkpoints
 from ..log.witness import Witness
@@ -53,7 +53,7 @@ from ..verify.incremental import (
     save_verified,
     trim_appends,
 )
-from ..verify.lines import ChainState, Failure, Report, verify_lines
+from ..verify.lines import ChainState, Failure, Report, verify_chunks
 from ..verify.packs import Comparison, compare, rescan, snapshot
 
 __all__ = ["AUTO_PARALLEL_BYTES", "default_workers", "require_verified", "verify_ledger"]
@@ -366,8 +366,12 @@ def _run(
             end=end,
             advance=advance,
         )
-    lines = counted(ledger.iter_lines(start, end), advance)
-    return verify_lines(lines, blobs=ledger.store, from_seq=from_seq, state=state)
+    return verify_chunks(
+        ledger.line_chunks(start, end, advance),
+        blobs=ledger.store,
+        from_seq=from_seq,
+        state=state,
+    )
 
 
 def _local_pins(report: Report, head: Head | None, pinned: str | None, from_seq: int) -> Report:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 from blake3 import blake3
@@ -303,27 +303,44 @@ class ContentStore:
 
         What raw() answers, as a verifier needs it, hashing the bytes once:
         the size when a copy hashes to its 32-byte digest, ALTERED when only
-        altered copies are stored, ABSENT when none is. The blob that
-        follows the last one read, inside the read window, is checked in
-        place (blobs are mostly read in the order they were written); any
-        other goes through raw().
+        altered copies are stored, ABSENT when none is.
         """
+        return self.check_digests((digest,))[0]
+
+    def check_digests(self, digests: Iterable[bytes]) -> list[int]:
+        """check_digest() of each digest, in order, in one loop (verify checks runs of entries).
+
+        The blob that follows the last one read, inside the read window, is
+        checked in place (blobs are mostly read in the order they were
+        written); any other goes through raw().
+        """
+        out: list[int] = []
         pack, offset = self._cursor
         wpack, start, data = self._window
-        at = offset - start
-        if wpack == pack >= 0 and at >= 0 and data[at : at + 1] == b"L":
-            end = at + HEAD + int.from_bytes(data[at + 33 : at + HEAD], "big")
-            if (
-                data[at + 1 : at + 33] == digest
-                and data[end : end + TAIL] == data[at + 33 : at + HEAD]
-                and blake3(memoryview(data)[at + HEAD : end]).digest() == digest
-            ):
-                self._cursor = (pack, start + end + TAIL)
-                return end - at - HEAD
-        raw = self.raw("b3:" + digest.hex())
-        if raw is None:
-            return ABSENT
-        return len(raw) if blake3(raw).digest() == digest else ALTERED
+        view = memoryview(data)
+        for digest in digests:
+            at = offset - start
+            if wpack == pack >= 0 and at >= 0 and data.startswith(b"L", at):
+                length = data[at + 33 : at + HEAD]
+                end = at + HEAD + int.from_bytes(length, "big")
+                if (
+                    data.startswith(digest, at + 1)
+                    and data.startswith(length, end)
+                    and blake3(view[at + HEAD : end]).digest() == digest
+                ):
+                    offset = start + end + TAIL
+                    out.append(end - at - HEAD)
+                    continue
+            self._cursor = (pack, offset)
+            raw = self.raw("b3:" + digest.hex())  # may move the window and the cursor
+            out.append(
+                ABSENT if raw is None else len(raw) if blake3(raw).digest() == digest else ALTERED
+            )
+            pack, offset = self._cursor
+            wpack, start, data = self._window
+            view = memoryview(data)
+        self._cursor = (pack, offset)
+        return out
 
     def get(self, content_hash: str) -> bytes | None:
         """The blob's bytes, verified against its name; None when absent, erased or altered."""

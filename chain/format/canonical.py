@@ -20,6 +20,7 @@ from .patterns import lazy
 
 __all__ = [
     "HASH_PREFIX",
+    "KEYS_SEEN",
     "MAX_SAFE_INT",
     "META_KEY_RE",
     "ValueDomainError",
@@ -77,8 +78,9 @@ def b3(data: bytes | memoryview) -> str:
     return HASH_PREFIX + blake3.blake3(data).hexdigest()
 
 
-#: Object keys (exactly str) found to match META_KEY_RE: a few names recur in every meta.
-_KEYS_SEEN: set[str] = set()
+#: Object keys (exactly str) found to match META_KEY_RE: a few names recur in every meta
+#: (entry.ordinary_bytes reads it too).
+KEYS_SEEN: set[str] = set()
 
 
 def check_value(value: Any, *, max_depth: int, path: str = "meta") -> None:
@@ -111,15 +113,18 @@ def check_value(value: Any, *, max_depth: int, path: str = "meta") -> None:
                 check_value(item, max_depth=max_depth - 1, path=f"{path}[{i}]")
             return
         for key, item in value.items():
-            if type(key) is not str or key not in _KEYS_SEEN:
+            if type(key) is not str or key not in KEYS_SEEN:
                 if type(key) is not str or not META_KEY_RE.fullmatch(key):
                     raise ValueDomainError(
                         f"{path}: key {key!r} must be 1-64 characters of A-Z a-z 0-9 _ . : -"
                     )
-                if len(_KEYS_SEEN) < 4096:
-                    _KEYS_SEEN.add(key)
-            if type(item) is str and item.isascii():
-                continue  # the common case, without a call
+                if len(KEYS_SEEN) < 4096:
+                    KEYS_SEEN.add(key)
+            held = type(item)
+            if held is str and item.isascii():
+                continue  # the common cases, without a call
+            if held is int and -MAX_SAFE_INT <= item <= MAX_SAFE_INT:
+                continue
             check_value(item, max_depth=max_depth - 1, path=f"{path}.{key}")
         return
     if kind is float:

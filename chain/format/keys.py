@@ -33,6 +33,7 @@ __all__ = [
     "PassphraseSource",
     "Signer",
     "failed_signatures",
+    "failed_with_key",
     "key_file",
     "load_signer",
     "parse_public_key",
@@ -160,6 +161,30 @@ def failed_signatures(jobs: Sequence[tuple[bytes, bytes, bytes]]) -> list[int]:
         if call(out, out_len, signed, len(signed), public) != 0:
             failed.append(i)
     return failed
+
+
+def failed_with_key(public: bytes, messages: Sequence[bytes], sigs: Sequence[bytes]) -> bool:
+    """Whether any of ``messages`` fails its 64-byte signature in ``sigs`` by one 32-byte key.
+
+    failed_signatures() for a stretch of entries signed by one key (verify's
+    runs): the lengths are checked once, and the loop does nothing else.
+    """
+    if len(public) != 32 or set(map(len, sigs)) - {64}:
+        return True
+    if _sign_open is None:
+        _load_nacl()
+    if _lib is None:
+        return bool(
+            failed_signatures([(public, m, s) for m, s in zip(messages, sigs, strict=True)])
+        )
+    call = _lib.crypto_sign_open
+    out = _ffi.new("unsigned char[]", 64 + max(map(len, messages), default=0))
+    out_len = _ffi.new("unsigned long long *")
+    for sig, message in zip(sigs, messages, strict=True):
+        signed = sig + message
+        if call(out, out_len, signed, len(signed), public) != 0:
+            return True
+    return False
 
 
 def parse_public_key(text: str) -> str:

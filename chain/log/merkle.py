@@ -21,6 +21,7 @@ Three pieces:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import blake3
 
@@ -46,11 +47,19 @@ class ProofError(ValueError):
 class TreeHash:
     """The RFC 9162 hashing of one hash function."""
 
-    __slots__ = ("_h", "empty", "name", "size")
+    __slots__ = ("_h", "_new", "empty", "name", "size")
 
-    def __init__(self, name: str, fn: Callable[[bytes], bytes], empty: bytes | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[bytes], bytes],
+        empty: bytes | None = None,
+        new: Callable[[bytes], Any] | None = None,
+    ) -> None:
+        """``fn`` hashes bytes; ``new``, if given, makes the hash object whose digest fn gives."""
         self.name = name
         self._h = fn
+        self._new = new
         self.empty = fn(b"") if empty is None else empty  # the hash of no bytes
         self.size = len(self.empty)
 
@@ -62,8 +71,15 @@ class TreeHash:
 
     def parents(self, level: Sequence[bytes]) -> list[bytes]:
         """node() of each pair of an even-length level, in one loop (a tree's next level)."""
+        pairs = iter(level)
+        new = self._new
+        if new is not None:  # one call a node, not two (verify merges every leaf)
+            return [
+                new(b"\x01" + left + right).digest()
+                for left, right in zip(pairs, pairs, strict=True)
+            ]
         h = self._h
-        return [h(b"\x01" + level[j] + level[j + 1]) for j in range(0, len(level), 2)]
+        return [h(b"\x01" + left + right) for left, right in zip(pairs, pairs, strict=True)]
 
 
 def _blake3(data: bytes) -> bytes:
@@ -76,7 +92,7 @@ def _sha256(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
 
-BLAKE3 = TreeHash("blake3", _blake3)
+BLAKE3 = TreeHash("blake3", _blake3, new=blake3.blake3)
 # SHA-256 of no bytes, given so that importing this module does not import hashlib
 # (tested against hashlib: tests/test_merkle.py)
 SHA256 = TreeHash(

@@ -44,6 +44,7 @@ Steps 1-3, 8, 9 (signatures) and 10 (hashing) look at one line alone
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from blake3 import blake3 as _blake3
@@ -58,7 +59,7 @@ from ..format.entry import (
     rotation_message,
     signing_message_of_line,
 )
-from ..format.keys import failed_signatures
+from ..format.keys import failed_signatures, failed_with_key
 from ..format.values import Record, Value
 from ..log.checkpoint import Checkpoint, origin_of
 from ..log.merkle import BLAKE3, Frontier, perfect_subtrees
@@ -85,22 +86,23 @@ __all__ = [
     "check_lines",
     "chunks",
     "report_of",
+    "verify_chunks",
     "verify_lines",
 ]
 
 #: Returns a blob's bytes by content hash, or None when it is absent.
 BlobGetter = Callable[[str], "bytes | None"]
-#: Returns the size of a sound stored copy of a blob by its 32-byte digest, or ABSENT or
-#: ALTERED (content.store).
-BlobCheck = Callable[[bytes], int]
+#: Returns, for each 32-byte digest in order, the size of a sound stored copy of its blob,
+#: or ABSENT or ALTERED (content.store).
+BlobCheck = Callable[[Sequence[bytes]], "list[int]"]
 
 
 if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a session start 0.5 ms
 
     class BlobSource(Protocol):
-        """A store that checks a blob itself, hashing it once (ContentStore)."""
+        """A store that checks blobs itself, hashing each once (ContentStore)."""
 
-        def check_digest(self, digest: bytes) -> int: ...
+        def check_digests(self, digests: Sequence[bytes]) -> list[int]: ...
 
     #: Where verify reads content from: a store, or a function that returns a blob's bytes.
     Blobs = BlobSource | BlobGetter
@@ -185,16 +187,20 @@ def blob_check(blobs: Blobs | None) -> BlobCheck | None:
     """How the content of entries is checked: a store's own check, or a getter's bytes hashed."""
     if blobs is None:
         return None
-    check: BlobCheck | None = getattr(blobs, "check_digest", None)
+    check: BlobCheck | None = getattr(blobs, "check_digests", None)
     if check is not None:  # a BlobSource
         return check
     getter = cast("BlobGetter", blobs)
 
-    def hashed(digest: bytes) -> int:
-        data = getter("b3:" + digest.hex())
-        if data is None:
-            return ABSENT
-        return len(data) if _blake3(data).digest() == digest else ALTERED
+    def hashed(digests: Sequence[bytes]) -> list[int]:
+        out = []
+        for digest in digests:
+            data = getter("b3:" + digest.hex())
+            if data is None:
+                out.append(ABSENT)
+            else:
+                out.append(len(data) if _blake3(data).digest() == digest else ALTERED)
+        return out
 
     return hashed
 
@@ -257,19 +263,21 @@ def _pieces(
     lines: Sequence[bytes], start: int, check: BlobCheck | None, signatures: bool
 ) -> list[LineResult | Run]:
     out: list[LineResult | Run] = []
+    read = list(map(ordinary_bytes, lines))
     i, n = 0, len(lines)
     while i < n:
-        j = i
-        fields = []
-        while j < n and (f := ordinary_bytes(lines[j])) is not None:
-            fields.append(f)
-            j += 1
-        if fields:
+        # lines i .. j-1 are ordinary, line j (if any) is not
+        try:
+            j = read.index(None, i)
+        except ValueError:
+            j = n
+        if j > i:
+            fields = cast("list[OrdinaryBytes]", read[i:j])  # none of them None
             run = _run(lines[i:j], fields, start + i, check, signatures)
             out.extend(_check_lines(lines[i:j], check, signatures) if run is None else (run,))
         if j < n:
             out.extend(_check_lines(lines[j : j + 1], check, signatures))
-        i = j + 1 if j < n else j
+        i = j + 1
     return out
 
 
@@ -280,62 +288,66 @@ def _run(
     check: BlobCheck | None,
     signatures: bool,
 ) -> Run | None:
-    """The Run of ordinary lines at positions start, ...; None if any does not pass."""
+    """The Run of ordinary lines at positions start, ...; None if any does not pass.
+
+    Column by column rather than line by line: each check is one operation
+    in C over the whole stretch (a comparison of tuples, a sort, a join),
+    which is what a run is for. Only the hashes, the blob checks and the
+    signatures are a call a line.
+    """
     first = fields[0]
-    key, ts = first[7], first[1]
-    public = bytes.fromhex(key.decode())
-    hashes: list[bytes] = []
-    leaves: list[bytes] = []
-    digests: list[bytes] = []
-    flags = bytearray()
-    absent: list[tuple[int, str]] = []
-    jobs: list[tuple[bytes, bytes, bytes]] = []
-    last = bytes.fromhex(first[6].decode())
-    position = start
-    for line, (seq, t, _, tier, digest, size, prev, k, sig, message) in zip(
-        lines, fields, strict=True
+    n = len(fields)
+    seqs, stamps, _, tiers, digests, sizes, prevs, keys, sigs, messages = zip(*fields, strict=True)
+    key = first[7]
+    # Steps 4, 6 and 7 inside the run: seq counts up, ts never goes back, one key.
+    if (
+        seqs != tuple(range(start, start + n))
+        or keys.count(key) != n
+        or sorted(stamps) != list(stamps)
     ):
-        if seq != position or k != key or t < ts or bytes.fromhex(prev.decode()) != last:
-            return None
-        last = _blake3(line).digest()
-        hashes.append(last)
-        ts = t
-        leaves.append(_blake3(b"\x00" + line).digest())
-        digests.append(digest)
-        flags.append(_CONTENT | _COMMITTED if tier == b"committed" else _CONTENT)
-        if check is not None:
-            found = check(digest)
-            if found != size:
-                if found != ABSENT:
-                    return None
-                absent.append((seq, "b3:" + digest.hex()))
-        if signatures:
-            jobs.append((public, message, sig))
-        position += 1
-    if jobs and failed_signatures(jobs):
         return None
+    hashes = [_blake3(line).digest() for line in lines]
+    joined = b"".join(hashes)
+    # Step 5 inside the run: each prev is the hash of the line before.
+    if n > 1 and bytes.fromhex(b"".join(prevs[1:]).decode()) != joined[:-32]:
+        return None
+    absent: list[tuple[int, str]] = []
+    if check is not None:
+        found = check(digests)
+        if found != list(sizes):
+            for seq, digest, size, got in zip(seqs, digests, sizes, found, strict=True):
+                if got != size:
+                    if got != ABSENT:
+                        return None
+                    absent.append((seq, "b3:" + digest.hex()))
+    if signatures and failed_with_key(bytes.fromhex(key.decode()), messages, sigs):
+        return None
+    leaves = [_blake3(b"\x00" + line).digest() for line in lines]
     return Run(
         start,
-        len(lines),
+        n,
         "b3:" + first[6].decode(),
         first[1].decode(),
-        ts.decode(),
+        stamps[-1].decode(),
         "ed25519:" + key.decode(),
-        b"".join(hashes),
+        joined,
         b"".join(leaves),
         b"".join(digests),
-        bytes(flags),
+        bytes(map(_FLAG_OF_TIER.get, tiers, repeat(_CONTENT))),
         tuple(absent),
         tuple(perfect_subtrees(BLAKE3, leaves, start)),
     )
 
+
+#: Run.flags of a tier (every other tier: _CONTENT).
+_FLAG_OF_TIER = {b"committed": _CONTENT | _COMMITTED}
 
 _KEY_HEX = len("ed25519:")
 
 
 def _blob(check: BlobCheck, content: str, size: int) -> int:
     """Step 10, the hashing half: the BLOB_* code of an entry's content."""
-    found = check(bytes.fromhex(content[3:]))
+    found = check((bytes.fromhex(content[3:]),))[0]
     if found == size:
         return BLOB_OK
     return BLOB_ABSENT if found == ABSENT else BLOB_MISMATCH if found == ALTERED else BLOB_SIZE
@@ -936,11 +948,35 @@ def verify_lines(
     (the state after a verified prefix), ``lines`` are the lines after that
     prefix.
     """
+    return verify_chunks(
+        chunks(lines, CHUNK_LINES),
+        blobs=blobs,
+        trusted_key=trusted_key,
+        chain_id=chain_id,
+        from_seq=from_seq,
+        state=state,
+    )
+
+
+def verify_chunks(
+    line_chunks: Iterable[tuple[list[bytes], bytes | None]],
+    *,
+    blobs: Blobs | None = None,
+    trusted_key: str | None = None,
+    chain_id: str | None = None,
+    from_seq: int = 0,
+    state: ChainState | None = None,
+) -> Report:
+    """verify_lines() of lines given as chunks() gives them: (lines without "\\n", tail).
+
+    Only the last chunk may have a tail, and no line may hold a newline
+    (Ledger.line_chunks: the lines of a file split on newlines).
+    """
     if state is None:
         state = ChainState(trusted_key=trusted_key, pinned_chain_id=chain_id)
     torn = 0
     seen = state.size
-    for chunk, tail in chunks(lines, CHUNK_LINES):
+    for chunk, tail in line_chunks:
         for result in check_chunk(chunk, seen, from_seq, blobs):
             failure = state.apply(result)
             if failure is not None:
