@@ -123,9 +123,9 @@ def count_signatures(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     real_with_key = verify_module.failed_with_key
 
-    def counting_with_key(public: bytes, messages: Sequence[bytes], sigs: Sequence[bytes]) -> bool:
-        calls[0] += len(messages)
-        return real_with_key(public, messages, sigs)
+    def counting_with_key(public: bytes, signed: Sequence[bytes]) -> bool:
+        calls[0] += len(signed)
+        return real_with_key(public, signed)
 
     monkeypatch.setattr(verify_module, "failed_signatures", counting)
     monkeypatch.setattr(verify_module, "failed_with_key", counting_with_key)

@@ -78,7 +78,8 @@ def agree(line: bytes) -> bool:
     if fields is None:
         return False
     obj = parse_line(line).obj  # raises Malformed if ordinary_bytes() accepted a bad line
-    seq, ts, kind, tier, digest, size, prev, key, sig, message = fields
+    seq, ts, kind, tier, digest, size, prev, key, signed = fields
+    sig, message = signed[:64], signed[64:]
     text = (ts.decode(), kind.decode(), tier.decode(), "b3:" + digest.hex())
     keys = ("b3:" + prev.decode(), "ed25519:" + key.decode())
     assert (seq, *text, size, *keys) == (

@@ -259,24 +259,24 @@ def test_signatures_checked_in_a_batch(monkeypatch: pytest.MonkeyPatch, through:
 
 @pytest.mark.parametrize("through", ["libsodium", "binding"])
 def test_one_key_signatures(monkeypatch: pytest.MonkeyPatch, through: str) -> None:
-    """failed_with_key (a run's signatures, one key) fails when any one fails, or a length
-    is wrong, through libsodium directly or through PyNaCl's binding."""
+    """failed_with_key (a run's signed messages, one key) fails when any one fails, or is
+    shorter than a signature, through libsodium directly or through PyNaCl's binding."""
     from memory_chain.chain.format import keys
     from memory_chain.chain.format.keys import Signer, failed_signatures, failed_with_key
 
     signer = Signer(bytes(range(32)))
     messages = [f"message {i}".encode() * (i + 1) for i in range(5)]
-    sigs = [bytes.fromhex(signer.sign(m)) for m in messages]
+    signed = [bytes.fromhex(signer.sign(m)) + m for m in messages]
     failed_signatures([])  # loads PyNaCl
     if through == "binding":
         monkeypatch.setattr(keys, "_lib", None)
-    assert not failed_with_key(signer.public, messages, sigs)
-    assert not failed_with_key(signer.public, [], [])
+    assert not failed_with_key(signer.public, signed)
+    assert not failed_with_key(signer.public, [])
     for i in range(5):
-        assert failed_with_key(signer.public, [*messages[:i], b"x", *messages[i + 1 :]], sigs)
-    assert failed_with_key(signer.public, messages, [*sigs[:2], sigs[2][:63], *sigs[3:]])
-    assert failed_with_key(signer.public[:31], messages, sigs)
-    assert failed_with_key(Signer(bytes(32)).public, messages, sigs)
+        assert failed_with_key(signer.public, [*signed[:i], signed[i] + b"!", *signed[i + 1 :]])
+    assert failed_with_key(signer.public, [*signed[:2], signed[2][:63], *signed[3:]])
+    assert failed_with_key(signer.public[:31], signed)
+    assert failed_with_key(Signer(bytes(32)).public, signed)
 
 
 def test_blobs_checked_together_as_one_by_one(chain: tuple[Ledger, list[bytes]]) -> None:

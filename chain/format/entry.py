@@ -319,8 +319,9 @@ _SIG_PREFIX: Final = len(b',"sig":"')
 _DATES: dict[bytes, bool] = {}
 
 #: What ordinary_bytes() reads from a line: seq, ts, type, tier, the content digest (32
-#: bytes), size, prev's hex, key's hex, the signature (64 bytes) and the message it signs.
-OrdinaryBytes = tuple[int, bytes, bytes, bytes, bytes, int, bytes, bytes, bytes, bytes]
+#: bytes), size, prev's hex, key's hex, and the signed message as libsodium's
+#: crypto_sign_open takes it: the signature (64 bytes), then the message it signs.
+OrdinaryBytes = tuple[int, bytes, bytes, bytes, bytes, int, bytes, bytes, bytes]
 
 
 def ordinary_bytes(line: bytes, meta_bytes: bytes | None = None) -> OrdinaryBytes | None:
@@ -394,8 +395,7 @@ def ordinary_bytes(line: bytes, meta_bytes: bytes | None = None) -> OrdinaryByte
         length,
         prev,
         key,
-        unhexlify(sig),
-        ENTRY_TAG + line[:at] + line[end:],
+        b"".join((unhexlify(sig), ENTRY_TAG, line[:at], line[end:])),
     )
 
 

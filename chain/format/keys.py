@@ -163,26 +163,25 @@ def failed_signatures(jobs: Sequence[tuple[bytes, bytes, bytes]]) -> list[int]:
     return failed
 
 
-def failed_with_key(public: bytes, messages: Sequence[bytes], sigs: Sequence[bytes]) -> bool:
-    """Whether any of ``messages`` fails its 64-byte signature in ``sigs`` by one 32-byte key.
+def failed_with_key(public: bytes, signed: Sequence[bytes]) -> bool:
+    """Whether any of ``signed`` (a 64-byte signature, then the message it signs) fails
+    by one 32-byte key.
 
     failed_signatures() for a stretch of entries signed by one key (verify's
-    runs): the lengths are checked once, and the loop does nothing else.
+    runs), each given as libsodium's crypto_sign_open takes it: the loop
+    does nothing else.
     """
-    if len(public) != 32 or set(map(len, sigs)) - {64}:
+    if len(public) != 32 or (signed and min(map(len, signed)) < 64):
         return True
     if _sign_open is None:
         _load_nacl()
     if _lib is None:
-        return bool(
-            failed_signatures([(public, m, s) for m, s in zip(messages, sigs, strict=True)])
-        )
+        return bool(failed_signatures([(public, s[64:], s[:64]) for s in signed]))
     call = _lib.crypto_sign_open
-    out = _ffi.new("unsigned char[]", 64 + max(map(len, messages), default=0))
+    out = _ffi.new("unsigned char[]", max(map(len, signed), default=64))
     out_len = _ffi.new("unsigned long long *")
-    for sig, message in zip(sigs, messages, strict=True):
-        signed = sig + message
-        if call(out, out_len, signed, len(signed), public) != 0:
+    for message in signed:  # noqa: SIM110 (a loop: any() over a generator is slower here)
+        if call(out, out_len, message, len(message), public) != 0:
             return True
     return False
 

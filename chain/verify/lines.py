@@ -297,7 +297,7 @@ def _run(
     """
     first = fields[0]
     n = len(fields)
-    seqs, stamps, _, tiers, digests, sizes, prevs, keys, sigs, messages = zip(*fields, strict=True)
+    seqs, stamps, _, tiers, digests, sizes, prevs, keys, signed = zip(*fields, strict=True)
     key = first[7]
     # Steps 4, 6 and 7 inside the run: seq counts up, ts never goes back, one key.
     if (
@@ -320,7 +320,7 @@ def _run(
                     if got != ABSENT:
                         return None
                     absent.append((seq, "b3:" + digest.hex()))
-    if signatures and failed_with_key(bytes.fromhex(key.decode()), messages, sigs):
+    if signatures and failed_with_key(bytes.fromhex(key.decode()), signed):
         return None
     leaves = [_blake3(b"\x00" + line).digest() for line in lines]
     return Run(
