@@ -10,7 +10,10 @@ is answered here:
 - ``capture --transcript FILE`` (and ``--project``, ``--workspace``,
   ``--dir``, ``--json``), only when the transcript has nothing new;
 - ``context`` (and ``--dir``, ``--project``, ``--workspace``,
-  ``--max-tokens N``, ``--no-verify``, ``--json``): the session-start block.
+  ``--max-tokens N``, ``--no-verify``, ``--json``): the session-start block;
+- ``search QUERY`` (and ``--dir``, ``--project``, ``--workspace``, ``--limit N``,
+  ``--max-tokens N``, ``--json``): what an agent asks its memory, and what a
+  recall benchmark runs thousands of times.
 
 Each option is spelled at most once, as ``--opt VALUE`` or ``--opt=VALUE``.
 Anything else (another option, ``--help``, a transcript that grew, an
@@ -39,6 +42,14 @@ _CONTEXT_OPTIONS = {
     "--workspace": True,
     "--max-tokens": True,
     "--no-verify": False,
+    "--json": False,
+}
+_SEARCH_OPTIONS = {
+    "--dir": True,
+    "--project": True,
+    "--workspace": True,
+    "--limit": True,
+    "--max-tokens": True,
     "--json": False,
 }
 _CAPTURE_OPTIONS = {
@@ -73,6 +84,9 @@ def _answered(args: Sequence[str]) -> bool:
     context = _parse(args, "context", _CONTEXT_OPTIONS)
     if context is not None:
         return not context[1] and _context(context[0])
+    search = _parse(args, "search", _SEARCH_OPTIONS)
+    if search is not None:
+        return len(search[1]) == 1 and _search(search[1][0], search[0])
     capture = _parse(args, "capture", _CAPTURE_OPTIONS)
     if capture is None or capture[1]:
         return False
@@ -149,10 +163,67 @@ def _capture_unchanged(transcript: str, options: dict[str, str]) -> str | None:
     return nothing_new(workspace, path, "--json" in options)
 
 
+def _count(text: str) -> int | None:
+    """A count as click's IntRange(min=1) takes it, written plainly ("12"); else None (then
+    click says what is wrong with it, or reads it its own way: "+3", " 3", "03")."""
+    if not (text.isascii() and text.isdigit()) or text != str(int(text)) or text == "0":
+        return None
+    return int(text)
+
+
+def _search(query: str, options: dict[str, str]) -> bool:
+    """``search QUERY`` answered here: False (nothing printed) when anything is in doubt."""
+    limit = _count(options.get("--limit", "10"))
+    tokens = _count(options["--max-tokens"]) if "--max-tokens" in options else None
+    if limit is None or ("--max-tokens" in options and tokens is None):
+        return False
+    try:
+        import warnings
+
+        from memory_chain.chain.format.config import resolve_dir
+        from memory_chain.chain.format.progress import watching
+
+        from .plain import one_line_warning, search_text
+        from .progress import bars
+
+        warnings.showwarning = one_line_warning
+        data_dir = resolve_dir(options.get("--dir"))
+        workspace = workspace_of(data_dir, options.get("--workspace"), options.get("--project"))
+        with watching(bars(json_output="--json" in options)):
+            text, note = search_text(
+                data_dir,
+                workspace,
+                query,
+                as_json="--json" in options,
+                limit=limit,
+                max_tokens=tokens,
+            )
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(2)
+    except Exception:
+        return False  # the slow way says what went wrong, in one line
+    if note:
+        sys.stderr.write(note + "\n")
+    _write(text)
+    return True
+
+
+def _write(text: str) -> None:
+    """``text`` on stdout; a reader that went away (`| head`) ends it with exit 0, as the
+    slow way does."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+
+
 def _context(options: dict[str, str]) -> bool:
     """``context`` answered here: False (nothing printed) when anything is in doubt."""
     tokens = options.get("--max-tokens", "2000")
-    if not (tokens.isascii() and tokens.isdigit()) or tokens != str(int(tokens)) or tokens == "0":
+    if _count(tokens) is None:
         return False  # click says what is wrong with it
     try:
         import warnings
@@ -179,12 +250,7 @@ def _context(options: dict[str, str]) -> bool:
         sys.exit(2)
     except Exception:
         return False  # the slow way says what went wrong, in one line
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (`| head`): as the slow way, exit 0
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+    _write(text)
     if code:
         sys.exit(code)
     return True

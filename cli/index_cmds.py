@@ -52,11 +52,6 @@ def weights_option(f: Any) -> Any:
     )(f)
 
 
-def _preview(text: str, width: int = 72) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True)
@@ -136,51 +131,29 @@ def search(
         memory-chain search deploy --type decision --max-tokens 500 --json
         memory-chain search release --since 2026-11-01 --offset 10
     """
-    from memory_chain.workspace.recall import search as do_search
+    from .plain import search_text
 
-    w = _weights(weights)
-    with _open_index(chainless_ok=True, durable=False) as index:  # a read: no fsync
-        found = do_search(
-            index,
-            open_workspace(),
-            query,
-            limit=limit,
-            max_tokens=max_tokens,
-            type_=type_,
-            tier=tier,
-            include_archived=include_archived,
-            include_superseded=include_superseded,
-            weights=w,
-            source=source,
-            scope=scope,
-            since=since.date() if since else None,
-            until=until.date() if until else None,
-            offset=offset,
-        )
-        backlog = index.backlog
-    if backlog:
-        click.echo(
-            "note: recall was lexical: more texts lack a vector than a search embeds; "
-            "`memory-chain reindex` embeds them",
-            err=True,
-        )
-    if as_json:
-        emit_json([f.as_dict() for f in found])
-        return
-    for f in found:
-        h = f.chain
-        if h is not None:
-            mark = "" if h.status == "active" else f" [{h.status}]"
-            if h.superseded_by is not None:
-                mark += f" [superseded by {h.superseded_by}]"
-            click.echo(
-                f"{h.seq:>6}  {f.score:.3f}  provable {h.type}/{h.tier}{mark}  {_preview(h.text)}"
-            )
-        else:
-            stale = "[?] " if f.stale else ""
-            click.echo(
-                f"{f.scope}:{f.path}:{f.line}  {f.score:.3f}  {f.kind}  {stale}{_preview(f.text)}"
-            )
+    text, note = search_text(
+        data_dir(),
+        open_workspace(),
+        query,
+        as_json=as_json,
+        limit=limit,
+        max_tokens=max_tokens,
+        type_=type_,
+        tier=tier,
+        include_archived=include_archived,
+        include_superseded=include_superseded,
+        weights=_weights(weights),
+        source=source,
+        scope=scope,
+        since=since.date() if since else None,
+        until=until.date() if until else None,
+        offset=offset,
+    )
+    if note:
+        click.echo(note, err=True)
+    click.echo(text, nl=False)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["context_block", "nothing_new", "one_line_warning", "run_hook", "workspace_of"]
+__all__ = [
+    "context_block",
+    "nothing_new",
+    "one_line_warning",
+    "run_hook",
+    "search_text",
+    "workspace_of",
+]
 
 
 def run_hook(event: str, data_dir: Path) -> str:
@@ -110,3 +117,51 @@ def context_block(
     else:
         text = ctx.markdown()
     return text, 1 if integrity.checked and not integrity.ok else 0
+
+
+#: What `search` says on stderr when vectors were left out (index.backlog).
+BACKLOG_NOTE = (
+    "note: recall was lexical: more texts lack a vector than a search embeds; "
+    "`memory-chain reindex` embeds them"
+)
+
+
+def search_text(
+    data_dir: Path, workspace: Any, query: str, *, as_json: bool = False, **given: Any
+) -> tuple[str, str]:
+    """``memory-chain search QUERY``: (what to print on stdout, a note for stderr or "").
+    ``given``: workspace.recall.search's keywords (limit, filters, weights, ...)."""
+    from memory_chain.index.db import Index
+    from memory_chain.workspace.recall import search
+
+    with Index.open_or_empty(data_dir, durable=False) as index:  # a read: no fsync
+        found = search(index, workspace, query, **given)
+        backlog = index.backlog
+    note = BACKLOG_NOTE if backlog else ""
+    if as_json:
+        import orjson
+
+        return orjson.dumps(
+            [f.as_dict() for f in found], option=orjson.OPT_INDENT_2
+        ).decode() + "\n", note
+    lines = []
+    for f in found:
+        h = f.chain
+        if h is not None:
+            mark = "" if h.status == "active" else f" [{h.status}]"
+            if h.superseded_by is not None:
+                mark += f" [superseded by {h.superseded_by}]"
+            lines.append(
+                f"{h.seq:>6}  {f.score:.3f}  provable {h.type}/{h.tier}{mark}  {_preview(h.text)}"
+            )
+        else:
+            stale = "[?] " if f.stale else ""
+            lines.append(
+                f"{f.scope}:{f.path}:{f.line}  {f.score:.3f}  {f.kind}  {stale}{_preview(f.text)}"
+            )
+    return "".join(line + "\n" for line in lines), note
+
+
+def _preview(text: str, width: int = 72) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

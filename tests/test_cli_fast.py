@@ -9,6 +9,8 @@ alone), on the same data directory and the same input.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +19,13 @@ import pytest
 from helpers import transcripts as cc
 from helpers.cli import Cli
 
-from memory_chain.cli.fast import _CAPTURE_OPTIONS, _CONTEXT_OPTIONS, _HOOK_OPTIONS, _parse
+from memory_chain.cli.fast import (
+    _CAPTURE_OPTIONS,
+    _CONTEXT_OPTIONS,
+    _HOOK_OPTIONS,
+    _SEARCH_OPTIONS,
+    _parse,
+)
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "hook-payloads"
 
@@ -245,3 +253,83 @@ def test_a_max_tokens_of_other_digits_goes_to_click(cli: Cli) -> None:
     """ "²" is a digit to str.isdigit but no number to int(): click says so, no traceback."""
     out = cli.run("context", "--max-tokens", "²")
     assert out.code == 2 and out.err.startswith("error: ") and "Traceback" not in out.err
+
+
+@pytest.mark.parametrize(
+    ("args", "fast"),
+    [
+        (["search", "port"], ({}, ["port"])),
+        (
+            ["--dir", "d", "search", "staging port", "--json", "--limit=3"],
+            ({"--dir": "d", "--json": "", "--limit": "3"}, ["staging port"]),
+        ),
+        (
+            ["search", "--max-tokens", "50", "port", "--project", "p"],
+            ({"--max-tokens": "50", "--project": "p"}, ["port"]),
+        ),
+        (["search", "port", "--type", "fact"], None),  # a filter: click
+        (["search", "port", "--offset", "10"], None),
+        (["search", "port", "--weights", "1,0,0,0"], None),
+        (["search", "--help"], None),
+        (["search", "--", "-port"], None),
+        (["search", "port", "--json=1"], None),
+    ],
+)
+def test_the_search_shape_and_only_it_is_taken(
+    args: list[str], fast: tuple[dict[str, str], list[str]] | None
+) -> None:
+    assert _parse(args, "search", _SEARCH_OPTIONS) == fast
+
+
+def _twin(cli: Cli, tmp_path: Path) -> Cli:
+    """A copy of ``cli``'s data directory: a search records access, which moves the next
+    search's scores, so each door searches its own copy."""
+    shutil.copytree(cli.root, tmp_path / "twin")
+    return Cli(tmp_path / "twin", tmp_path / "twin-home")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--json"], ["--limit", "2"], ["--max-tokens", "8"], ["--limit=1", "--json"]],
+    ids=["plain", "json", "limit", "budget", "limit json"],
+)
+def test_search_answers_as_the_click_command_does_without_importing_click(
+    populated: Cli, tmp_path: Path, extra: list[str]
+) -> None:
+    populated.ok("remember", "Staging deploys need the port open", "--section", "Notes")
+    slow_cli = _twin(populated, tmp_path)
+    args = ["search", "staging port", *extra]
+    fast = populated.run(*args)
+    slow = _click(slow_cli, *args)
+    assert (0, 0) == (fast.code, slow.returncode), fast.err
+    # the recency part (reported, weighed 0 here) moves with the clock between the runs
+    fast_out, slow_out = (
+        re.sub(r'"recency": [0-9.e-]+', '"recency": R', text)
+        for text in (fast.out, slow.stdout.decode())
+    )
+    assert fast_out == slow_out.replace(str(slow_cli.root), str(populated.root))
+    assert fast.err == slow.stderr.decode()
+    assert "5433" in fast.out or extra[:1] in (["--limit"], ["--max-tokens"], ["--limit=1"])
+    assert not _imports_click(_twin(populated, tmp_path / "third"), *args)
+
+
+def test_a_search_that_finds_nothing_prints_nothing_through_either_door(
+    populated: Cli,
+) -> None:
+    fast = populated.run("search", "zebra")
+    slow = _click(populated, "search", "zebra")
+    assert (0, "", "") == (fast.code, fast.out, fast.err)
+    assert (0, b"", b"") == (slow.returncode, slow.stdout, slow.stderr)
+
+
+def test_a_search_the_fast_entry_cannot_answer_goes_to_click(cli: Cli, tmp_path: Path) -> None:
+    """A bad count, a missing project or no query: click says what is wrong, in one line."""
+    for args in (["search", "x", "--limit", "0"], ["search", "x", "--max-tokens", "²"], ["search"]):
+        bad = cli.run(*args)
+        assert bad.code == 2 and bad.err.startswith(("error: ", "Usage:")), bad.err
+        assert "Traceback" not in bad.err
+        assert _imports_click(cli, *args)
+    missing = cli.run("search", "x", "--project", str(tmp_path / "nowhere"))
+    slow = _click(cli, "search", "x", "--project", str(tmp_path / "nowhere"))
+    assert (missing.code, missing.err) == (slow.returncode, slow.stderr.decode())
+    assert missing.code == 2 and missing.err.startswith("error: ")
