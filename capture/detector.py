@@ -1313,7 +1313,10 @@ _PERSONAL: Final = re.compile(
     # Portuguese, Italian, Dutch), without the words that are also something else in a
     # working text ("eu-west-1", "acme.io", "mes" a month, "mon" Monday, "ma", "mi", "soy")
     r"\b(?:ich|mein|meine|meinen|meiner|mir|mich|je|moi|yo|estoy|meu|minha|sou|mio|ik|"
-    r"mijn)\b|\bj'",
+    r"mijn|"
+    # and Swedish, Danish, Norwegian, Polish, Czech and Finnish (revision 16), less "min"
+    # (minutes), "ja" (yes), "mam", "meg", "mig" and "ben" (names and other words)
+    r"jag|jeg|mitt|mina|jestem|mój|moja|moje|mnie|jsem|můj|moji|mně|minä|minun|olen)\b|\bj'",
     re.I,
 )
 

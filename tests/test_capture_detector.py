@@ -451,7 +451,16 @@ def test_an_answers_yes_or_no_is_taken_off_only_as_a_word(said: str, statement: 
         ("Hallo, ich mache die Buchhaltung der Genossenschaft", "user"),
         ("Goedemorgen, ik werk in het scheikundelab", "user"),
         ("Olá, eu trabalho numa escola, sou a coordenadora", "user"),
+        # revision 16: Swedish, Danish, Norwegian, Polish, Czech and Finnish
+        ("Hej, jag är kassör i föreningen", "user"),
+        ("Jeg er lærer på en friskole", "user"),
+        ("Cześć, jestem skarbnikiem klubu", "user"),
+        ("Dobrý den, jsem účetní v družstvu", "user"),
+        ("Moi, olen kirjastonhoitaja", "user"),
         ("marco takes care of the search cluster", "project"),
+        # "min" is minutes, "ja" is yes, "Ben" a name: not the first person
+        ("Ben runs the nightly import, it takes 20 min", "project"),
+        ("ja, Anna owns the billing service", "project"),
         # words that are something else in a working text are not the first person
         ("The CMS is Strapi, content editors log in at cms.acme.io", "project"),
     ],
