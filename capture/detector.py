@@ -1316,7 +1316,10 @@ _PERSONAL: Final = re.compile(
     r"mijn|"
     # and Swedish, Danish, Norwegian, Polish, Czech and Finnish (revision 16), less "min"
     # (minutes), "ja" (yes), "mam", "meg", "mig" and "ben" (names and other words)
-    r"jag|jeg|mitt|mina|jestem|mój|moja|moje|mnie|jsem|můj|moji|mně|minä|minun|olen)\b|\bj'",
+    r"jag|jeg|mitt|mina|jestem|mój|moja|moje|mnie|jsem|můj|moji|mně|minä|minun|olen)\b|\bj'|"
+    # Spanish "soy" where a sentence or a clause starts with it ("Hola, soy Lucía"), not
+    # the bean
+    r"(?:^|[,;.!¡]\s*)soy\b",
     re.I,
 )
 

@@ -457,6 +457,8 @@ def test_an_answers_yes_or_no_is_taken_off_only_as_a_word(said: str, statement: 
         ("Cześć, jestem skarbnikiem klubu", "user"),
         ("Dobrý den, jsem účetní v družstvu", "user"),
         ("Moi, olen kirjastonhoitaja", "user"),
+        ("Hola, soy Lucía, llevo la parte de pagos", "user"),
+        ("the soy milk supplier is Alpro", "project"),
         ("marco takes care of the search cluster", "project"),
         # "min" is minutes, "ja" is yes, "Ben" a name: not the first person
         ("Ben runs the nightly import, it takes 20 min", "project"),
