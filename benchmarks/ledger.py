@@ -617,7 +617,8 @@ def rows(r: dict[str, Any]) -> list[dict[str, Any]]:
         raw = f"raw crypto_sign_open {m['raw']:,.0f}/s"
         for key, label, target, ok in (
             ("single", "1 process, blobs", ">= 0.85", q["single"] >= 0.85),
-            ("parallel", f"{v['workers']} workers, blobs", ">= 1.8", q["parallel"] >= 1.8),
+            # issue 27's goal (issue 15 asked 1.8)
+            ("parallel", f"{v['workers']} workers, blobs", ">= 1.7", q["parallel"] >= 1.7),
             ("single_noblobs", "1 process, no blobs", "-", None),
         ):
             row(
