@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from .plain import nothing_new, run_hook, workspace_of
 
 __all__ = ["main"]
+
+T = TypeVar("T")
 
 #: The options the fast shapes accept, and whether each takes a value.
 _HOOK_OPTIONS = {"--dir": True}
@@ -183,36 +186,47 @@ def _search(query: str, options: dict[str, str]) -> bool:
     tokens = _count(options["--max-tokens"]) if "--max-tokens" in options else None
     if limit is None or ("--max-tokens" in options and tokens is None):
         return False
+
+    def body(data_dir: Path, workspace: Any) -> tuple[str, str]:
+        from .plain import search_text
+
+        as_json = "--json" in options
+        return search_text(
+            data_dir, workspace, query, as_json=as_json, limit=limit, max_tokens=tokens
+        )
+
+    answer = _answer(options, body)
+    if answer is None:
+        return False  # the slow way says what went wrong, in one line
+    text, note = answer
+    if note:
+        sys.stderr.write(note + "\n")
+    _write(text)
+    return True
+
+
+def _answer(options: dict[str, str], body: Callable[[Path, Any], T]) -> T | None:
+    """``body(data dir, workspace)`` of a command run as the click command line runs it
+    (warnings in one line, progress bars on a terminal); None when anything raised."""
     try:
         import warnings
 
         from memory_chain.chain.format.config import resolve_dir
         from memory_chain.chain.format.progress import watching
 
-        from .plain import one_line_warning, search_text
+        from .plain import one_line_warning
         from .progress import bars
 
         warnings.showwarning = one_line_warning
         data_dir = resolve_dir(options.get("--dir"))
         workspace = workspace_of(data_dir, options.get("--workspace"), options.get("--project"))
         with watching(bars(json_output="--json" in options)):
-            text, note = search_text(
-                data_dir,
-                workspace,
-                query,
-                as_json="--json" in options,
-                limit=limit,
-                max_tokens=tokens,
-            )
+            return body(data_dir, workspace)
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         sys.exit(2)
     except Exception:
-        return False  # the slow way says what went wrong, in one line
-    if note:
-        sys.stderr.write(note + "\n")
-    _write(text)
-    return True
+        return None
 
 
 def _write(text: str) -> None:
@@ -228,34 +242,25 @@ def _write(text: str) -> None:
 
 def _context(options: dict[str, str]) -> bool:
     """``context`` answered here: False (nothing printed) when anything is in doubt."""
-    tokens = options.get("--max-tokens", "2000")
-    if _count(tokens) is None:
+    tokens = _count(options.get("--max-tokens", "2000"))
+    if tokens is None:
         return False  # click says what is wrong with it
-    try:
-        import warnings
 
-        from memory_chain.chain.format.config import resolve_dir
-        from memory_chain.chain.format.progress import watching
+    def body(data_dir: Path, workspace: Any) -> tuple[str, int]:
+        from .plain import context_block
 
-        from .plain import context_block, one_line_warning
-        from .progress import bars
+        return context_block(
+            data_dir,
+            workspace,
+            max_tokens=tokens,
+            no_verify="--no-verify" in options,
+            as_json="--json" in options,
+        )
 
-        warnings.showwarning = one_line_warning
-        data_dir = resolve_dir(options.get("--dir"))
-        workspace = workspace_of(data_dir, options.get("--workspace"), options.get("--project"))
-        with watching(bars(json_output="--json" in options)):
-            text, code = context_block(
-                data_dir,
-                workspace,
-                max_tokens=int(tokens),
-                no_verify="--no-verify" in options,
-                as_json="--json" in options,
-            )
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
-        sys.exit(2)
-    except Exception:
+    answer = _answer(options, body)
+    if answer is None:
         return False  # the slow way says what went wrong, in one line
+    text, code = answer
     _write(text)
     if code:
         sys.exit(code)
