@@ -262,6 +262,7 @@ PARTS = {
     "held-out 14": CORPORA / "capture-heldout14.txt",
     "held-out 15": CORPORA / "capture-heldout15.txt",
     "held-out 16": CORPORA / "capture-heldout16.txt",
+    "held-out 17": CORPORA / "capture-heldout17.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

@@ -189,8 +189,10 @@ class Detector:
         said = _told_fixes_joined(sentences(words))
         short = None
         if asked is not None and said:
-            if len(said) == 1 and len(said[0].split()) < LEARNED_MIN_WORDS:
-                short = said[0]  # "1.22" after "Which Go version?": read with the question
+            if len(said) == 1 and len(said[0].split()) <= MAX_ANSWER_WORDS:
+                # "1.22" after "Which Go version?", "a 2017 Skoda Octavia estate" after
+                # "Which car is it?": read with the question when it says nothing alone
+                short = said[0]
             # "no, we don't do discounts" after "Should I offer a discount?" answers the
             # question: the "no" is not a correction, what follows it is the statement
             said[0] = _answer(said[0], asked)
@@ -243,8 +245,10 @@ class Detector:
         if (
             _NO_ANSWER.fullmatch(answer)  # "yes pls", "not yet", "no thanks"
             or _DEFERRED.match(answer)  # "let me check", "no idea", "ask Priya"
+            or _INDIFFERENT.match(answer)  # "whatever", "either is fine"
             or not_a_statement(answer)  # "not sure", "which one?"
             or _TASK_QUESTION.search(asked)  # "Which box first?": today's task
+            or (_MALFUNCTION.search(answer) and not _STANDS.search(answer))
             or len(asked.split()) > MAX_QUESTION_WORDS
             or instruction_like(asked)
             or scan_secrets(asked)
@@ -254,6 +258,10 @@ class Detector:
         if _WENT.match(question):
             return None  # "Was the deploy green?" "no, red": how something went
         open_ = _OPEN_QUESTION.match(question) is not None
+        if not open_ and _NEXT_ACT.search(question) and not _ANSWER_NORM.search(answer):
+            # "Should I make a tab for them?" "yes, call it Wiener": a go-ahead for the work
+            # at hand; "Should I round the totals?" "always": a rule of the place
+            return None
         statement = f"{asked} {answer}"
         hit = learned(statement, answer=True)
         if hit is None:
@@ -275,8 +283,24 @@ class Detector:
         # how to do something ("Should timestamps go in the notes?" "always"), a rule of
         # the place, a convention.
         _, _, text, confidence = hit
-        category = "convention" if _ANSWER_NORM.search(answer) or not open_ else "fact"
-        return self._detection((category, category, text, confidence), turn)
+        if _TASTE.search(question):
+            category = "preference"  # "Any foods you can't stand?" "coriander"
+        elif _ANSWER_NORM.search(answer) or not open_:
+            category = "convention"
+        else:
+            category = "fact"
+        found = self._detection((category, category, text, confidence), turn)
+        if (
+            found is not None
+            and found.scope == "project"
+            and category == "fact"
+            and _ASKS_YOU.search(question)
+            and not _PROJECT.search(statement)
+            and not _WORK_THING.search(question)
+        ):
+            # "Which bank are you with?" "Triodos": asked about the person, not the work
+            found = found._replace(scope="user")
+        return found
 
     def _detection(self, hit: tuple[str, str, str, float], turn: Turn) -> Detection | None:
         """The Detection of a find in a person's turn (None when its text is empty or too
@@ -1072,6 +1096,19 @@ _TASK_QUESTION: Final = re.compile(
     r"what are we (?:working on|doing)|what (?:do you want|would you like) (?:me )?to do|"
     r"what should i (?:do|work on)|what(?:'s| is) next|where (?:should|do) i start|"
     r"(?:first|next|start with|begin with)\s*\?$|worum geht es|wie kann ich helfen|"
+    # which of the things at hand, and what is wrong with it ("Which one?", "What's the
+    # issue?", "Which year are we doing?", "What should the dashboard show?")
+    r"\b(?:which|what) one\b|\b(?:this|that) one\b|\bin this\b|\bso far\b|"
+    r"\bthis (?!project|repo|app|codebase|site|team|company|business|shop)\w+\?|"
+    r"\bis (?:it|this|that) for\b|^(?:which|welche[rs]?|cuál(?:es)?|quel(?:le)?|laquelle|"
+    r"lequel|które|który|która|quale|qual|welke)\s*\?$|empezamos|commençons|"
+    r"beginnen wir|(?:start|begin)\s*\?$|"
+    r"\bare we (?:doing|on)\b|\bwhere is it\b|what(?:'s| is) (?:wrong|the (?:issue|problem))|"
+    r"what(?:'s| is) (?:going on|up with)|\b(?:do you want|would you like) to (?:change|add|"
+    r"fix|do)\b|\bshould (?:the|this|it) \w+ (?:show|say|contain|include|cover|be about)\b|"
+    r"\bshould (?:this|it) be about\b|ne va pas|\bwas ist (?:los|kaputt|das problem)|"
+    r"fangen wir an|qué (?:quieres|te gustaría) cambiar|qué pasa|qu'est-ce qui (?:se passe|"
+    r"ne marche pas)|\b(?:zuerst|primero|d'abord|en premier|eerst|primeiro)\s*\?$|"
     r"womit kann ich|te ayudo|en qué (?:te |le )?puedo ayudar|sur quoi travaillons|"
     r"comment (?:puis-je|je peux) (?:vous |t')?aider|vad kan jag hjälpa|w czym mogę pomóc|"
     r"(?:como|em que) posso ajudar|come posso aiutar|waarmee kan ik|hoe kan ik (?:je |u )?helpen)",
@@ -1105,6 +1142,14 @@ _DEFERRED: Final = re.compile(
     r"non lo so|não sei)\b",
     re.I,
 )
+#: An answer that leaves the choice to the agent ("whatever, I just need it to run Figma",
+#: "either is fine", "egal"): no preference to keep (Detector._answered).
+_INDIFFERENT: Final = re.compile(
+    r"\W*(?:whatever|either(?: one| is fine| way)?|any(?: one| is fine)?|doesn'?t matter|"
+    r"don'?t care|i don'?t mind|up to you|your call|egal|ist mir egal|me da igual|da igual|"
+    r"cualquiera|peu importe|n'importe|maakt niet uit|non importa|tanto faz|qualquer)\b",
+    re.I,
+)
 #: A question about how today's work went or stands ("Which tests failed?", "What's
 #: missing?", "What happened to the export?"): its answer is not a standing fact.
 _TODAY: Final = re.compile(
@@ -1121,6 +1166,35 @@ _WENT: Final = re.compile(
 )
 #: The longest question of the agent's a short answer is read with (Detector._answered).
 MAX_QUESTION_WORDS: Final = 20
+#: A question put to the person in the second person singular ("Which phone do you
+#: have?", "Qui est ton agence ?"), less the words that are something else in another
+#: language ("je", "u", "su", "te").
+_ASKS_YOU: Final = re.compile(
+    r"\b(?:you|your|yours|du|dein|deine|deinen|deiner|dir|dich|tu|ton|ta|tes|toi|ti|tuo|"
+    r"tua|tuoi|tue|tú|tus|jij|jouw|você|seu|sua|teu)\b",
+    re.I,
+)
+#: What a person asked about their tools asks about the work ("Which wiki do you use?",
+#: "Where do you keep the volunteer list?"): its answer is the project's.
+_WORK_THING: Final = re.compile(
+    r"\b(?:(?:tool|wiki|system|program|platform|editor|ide|language|framework|server|host|"
+    r"stack|cms|crm|format|version|werkzeug|programm|outil|logiciel|herramienta|programa|"
+    r"strumento|ferramenta)s?|software|library|libraries|hosting|keep|store|use|support)\b",
+    re.I,
+)
+#: The longest answer read with the question it answers when it says nothing alone
+#: (Detector._answered).
+MAX_ANSWER_WORDS: Final = 8
+#: A question about the person's own taste ("Any airline you avoid?", "Do you want the
+#: cheapest or full cover?", "Magst du ...?"): its answer is what they want, a preference.
+_TASTE: Final = re.compile(
+    r"\b(?:you|du|tu|vous|usted|u|je|dich|dir|te|ti)\b.{0,40}?\b(?:(?:want|like)(?! me\b)|"
+    r"prefer|love|hate|enjoy|avoid|mind|rather|can'?t stand|cannot stand|willst|möchtest|"
+    r"magst|bevorzugst|vermeidest|quieres|prefieres|gusta|evitas|veux|préfères|préférez|"
+    r"aimes|aimez|évites|wil|wilt|liever|vermijd|vuoi|preferisci|piace|eviti|queres|"
+    r"preferes|gosta)\b|\bfavou?rite\b",
+    re.I,
+)
 
 
 #: Where a long sentence joins clauses: "; ", ", and ", ", but ", a dash.
@@ -1204,12 +1278,35 @@ def learned(sentence: str, answer: bool = False) -> tuple[str, str, str, float] 
     if not sure and (verdict.p < t.candidate or worth < t.worth):
         return None
     s = _FILLER.sub("", sentence.strip()).strip()
+    if _MALFUNCTION.search(s) and not _STANDS.search(s):
+        # "laravel shop, checkout throws on the staging box": what is wrong today, the task,
+        # not how things stand (an error-fix lesson is made from its fix, not from this)
+        return None
     if verdict.category == "remember":
         s = _after_remember(s)
     confidence = LEARNED if sure or verdict.p >= t.store else LEARNED_CANDIDATE
     return verdict.category, verdict.category, s, confidence
 
 
+#: Something not working, said in the present ("it OOMs on the big days", "the window is
+#: white on startup", "checkout throws"): a report of today's problem (learned).
+_MALFUNCTION: Final = re.compile(
+    r"\b(?:throws|fails|failing|crash(?:es|ing)|chokes|choking|OOMs?|hangs|hanging|freezes|"
+    r"is (?:broken|slow|down|white|blank|stuck|failing)|keeps (?:failing|crashing|dying)|"
+    r"(?:doesn'?t|does not|won'?t|can'?t|cannot) (?:work|start|load|build|connect|compile|"
+    r"open|run|boot)|refuses|errors out|times out|in a loop|ne (?:va|marche|fonctionne) pas|"
+    r"funktioniert nicht|geht nicht|kaputt|stürzt ab|no funciona|falla|se cuelga|"
+    r"non funziona|não funciona|werkt niet)\b",
+    re.I,
+)
+#: What makes a report of something not working a standing fact or a rule: it always
+#: happens, or it says what to do about it ("..., so build on the runner").
+_STANDS: Final = re.compile(
+    r"\b(?:always|every|whenever|each time|usually|sometimes|flaky|intermittent\w*|randomly|"
+    r"known|never|so|because|since|that'?s why|use|don'?t|do not|must|should|has to|have to|"
+    r"only|immer|nie|siempre|nunca|toujours|jamais)\b|\b\d+ in \d+\b|, not\b",
+    re.I,
+)
 _CARRIES_PAYLOAD: Final = re.compile(
     r"\b[a-z][a-z0-9+.-]*://|\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\b(?:curl|wget|iwr)\b[^\n]*\|",
     re.I,

@@ -563,6 +563,75 @@ def test_the_agents_question_is_kept_only_when_it_is_plain(
     assert [d.category for d in plain] == ["convention"]  # "always": a rule of the place
 
 
+@pytest.mark.parametrize(
+    ("question", "answer", "category", "scope"),
+    [
+        # revision 17: an answer of up to 8 words that says nothing alone
+        ("Which car is it?", "a 2017 Skoda Octavia estate", "fact", "project"),
+        # a question about the person's taste: what they want
+        ("Any airline you avoid?", "Ryanair", "preference", "user"),
+        ("Do you want the cheapest or full cover?", "full cover, always", "preference", "user"),
+        ("¿Qué te gusta leer?", "novela negra", "preference", "user"),
+        # put to the person about their life: theirs; about their tools: the project's
+        ("Which bank are you with?", "Triodos", "fact", "user"),
+        ("Qui est ton agence ?", "Foncia", "fact", "user"),
+        ("Which wiki do you use?", "BookStack", "fact", "project"),
+        ("Where do you keep the volunteer list?", "Airtable", "fact", "project"),
+        ("Which Julia versions do you support?", "1.9 and up", "fact", "project"),
+    ],
+)
+def test_an_answer_is_read_as_what_the_question_asks(
+    question: str, answer: str, category: str, scope: str
+) -> None:
+    found = [d for d in detect(_turns(("A", question), ("U", answer))) if d.confidence >= 0.6]
+    assert [(d.category, d.scope) for d in found] == [(category, scope)]
+    assert found[0].text.endswith(answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # revision 17: which of the things at hand, and what is wrong with it
+        ("Which one?", "the TAP one"),
+        ("Which year are we doing?", "2023"),
+        ("What should the dashboard show?", "temperature and humidity per bed"),
+        ("Which trips go in this issue?", "the three autumn ones"),
+        ("Should I CC legal on this renewal?", "no, it's a renewal"),
+        ("Which client is it for?", "Kanzlei Brandt in Leipzig"),
+        ("Które?", "dla Brandta i dla tej agencji z Krakowa"),
+        ("¿Por dónde empezamos?", "el menú de pausa"),
+        ("¿Cuál hago primero?", "el de Sevilla"),
+        ("What's the issue?", "the heating is broken again"),
+        # a report of something not working is today's task
+        ("Which module?", "the number parser it fails on plus signs"),
+        # a go-ahead for the work at hand, and a choice left to the agent
+        ("Should I make a tab for them in the glossary?", 'yes, call it "Wiener"'),
+        ("Mac or Windows?", "whatever, I just need it to run Figma"),
+        # "do you want me to" offers to act: not a question about taste
+        ("Do you want me to check it when it's done?", "yes, tomorrow"),
+    ],
+)
+def test_an_answer_about_the_work_at_hand_is_not_kept(question: str, answer: str) -> None:
+    assert [] == [d for d in detect(_turns(("A", question), ("U", answer))) if d.confidence >= 0.6]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # revision 17: a report of something not working, in the present, is the task
+        ("laravel shop, checkout throws on the staging box", False),
+        ("spark job for the clickstream, it OOMs on the big days", False),
+        ("tauri app, the window is white on startup for a second", False),
+        # unless it always happens, or says what to do about it
+        ("the nightly export always times out on Sundays, the backup runs then", True),
+        ("the timeout is in milliseconds, not seconds, that's why it fails instantly", True),
+    ],
+)
+def test_a_report_of_something_not_working_is_not_a_fact(text: str, kept: bool) -> None:
+    found = [d for d in detect(_turns(("U", text))) if d.confidence >= 0.6]
+    assert bool(found) is kept, found
+
+
 def test_a_short_answer_after_work_went_on_is_not_read_with_the_question() -> None:
     asked = ("A", "Which Go version is the invoice service on?")
     found = detect(_turns(asked, ("C", "Bash: go version"), ("T", "go1.22.3"), ("U", "1.22")))
