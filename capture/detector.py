@@ -226,6 +226,9 @@ class Detector:
         if not_a_statement(sentence):
             self.counts["not-a-statement"] += 1
             return None
+        if errand(sentence):
+            self.counts["errand"] += 1
+            return None
         hit = judged(sentence)
         if hit is _VETOED:
             self.counts["vetoed"] += 1
@@ -1146,6 +1149,7 @@ _DEFERRED: Final = re.compile(
 #: "either is fine", "egal"): no preference to keep (Detector._answered).
 _INDIFFERENT: Final = re.compile(
     r"\W*(?:whatever|either(?: one| is fine| way)?|any(?: one| is fine)?|doesn'?t matter|"
+    r"not really|(?:i )?(?:never|haven'?t) thought about it|"
     r"don'?t care|i don'?t mind|up to you|your call|egal|ist mir egal|me da igual|da igual|"
     r"cualquiera|peu importe|n'importe|maakt niet uit|non importa|tanto faz|qualquer)\b",
     re.I,
@@ -1255,6 +1259,23 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     return category, category, text, confidence
 
 
+def errand(sentence: str) -> bool:
+    """A sentence that asks the agent for one piece of work now ("book me a hotel in
+    Porto", "ich brauche Hilfe mit meinen Rechnungen"), not how things are or what the
+    person wants always (nothing in it says always, never, every, so, because, ...), and
+    no request to remember."""
+    return (
+        _ERRAND.match(sentence) is not None
+        and not _STANDS.search(sentence)
+        and _REMEMBER_WORD.search(sentence) is None
+    )
+
+
+_REMEMBER_WORD: Final = re.compile(
+    r"\b(?:remember|note|merk|recuerda|retiens|ricorda|onthoud)", re.I
+)
+
+
 def learned(sentence: str, answer: bool = False) -> tuple[str, str, str, float] | None:
     """What the scorer (capture.scorer) makes of a sentence no rule claimed.
 
@@ -1297,6 +1318,21 @@ _MALFUNCTION: Final = re.compile(
     r"open|run|boot)|refuses|errors out|times out|in a loop|ne (?:va|marche|fonctionne) pas|"
     r"funktioniert nicht|geht nicht|kaputt|stürzt ab|no funciona|falla|se cuelga|"
     r"non funziona|não funciona|werkt niet)\b",
+    re.I,
+)
+#: A sentence that asks the agent for one piece of work ("book me a hotel", "help me
+#: answer emails faster", "write a reply to the supplier") or for help ("I need help
+#: with", "ich brauche Hilfe", "mi serve una mano") (learned).
+_ERRAND: Final = re.compile(
+    r"(?:(?:hi|hello|hey|hallo|hola|ciao|salut|bonjour|hoi|hej|moin|servus)[,!.]?\s+)?"
+    r"(?:please\s+|pls\s+)?(?:remind me (?:what|when|how|who|where|which|of)\b|"
+    r"(?:book|find|get|help|write|draft|plan|order|buy|translate|"
+    r"proofread|rewrite|summari[sz]e|compare|calculate|hilf|buch|schreib|finde|ayúdame|"
+    r"escribe|reserva|busca|aide-moi|écris|réserve|trouve|aiutami|scrivi|prenota|trova|"
+    r"help|schrijf|boek|zoek)\b(?:\s+(?:me|us|mir|uns|me|nous|mi|ci|ons))?\s+\w|"
+    r"i need (?:some )?help\b|can you help\b|ich brauche (?:deine |eure )?hilfe\b|"
+    r"necesito (?:tu )?ayuda\b|j'ai besoin d'aide\b|j'ai besoin de ton aide\b|"
+    r"mi serve (?:una mano|aiuto|il tuo aiuto)\b|ik heb hulp nodig\b|kun je me helpen\b)",
     re.I,
 )
 #: What makes a report of something not working a standing fact or a rule: it always

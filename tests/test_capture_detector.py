@@ -632,6 +632,25 @@ def test_a_report_of_something_not_working_is_not_a_fact(text: str, kept: bool) 
     assert bool(found) is kept, found
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # revision 17: one piece of work asked for now, or help asked for
+        ("book me a hotel in Porto for the conference", False),
+        ("help me answer emails faster", False),
+        ("Hallo, ich brauche Hilfe mit meinen Rechnungen", False),
+        ("Ciao, mi serve una mano con gli orari del negozio", False),
+        ("remind me what we did for the Hendriks order", False),
+        # a standing rule in the same form is kept
+        ("write commit messages in English, always", True),
+        ("Book the Friday slot for every new patient, the dentist wants it so", True),
+    ],
+)
+def test_an_errand_is_not_a_memory(text: str, kept: bool) -> None:
+    found = [d for d in detect(_turns(("U", text))) if d.confidence >= 0.6]
+    assert bool(found) is kept, found
+
+
 def test_a_short_answer_after_work_went_on_is_not_read_with_the_question() -> None:
     asked = ("A", "Which Go version is the invoice service on?")
     found = detect(_turns(asked, ("C", "Bash: go version"), ("T", "go1.22.3"), ("U", "1.22")))

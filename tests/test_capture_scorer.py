@@ -156,8 +156,9 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         # session 43's weights 0.39 / 0.45 (0.72 / 0.84)
         ("held-out 16", 0.51, 0.51, 0.83, 0.83),  # (0.48 0.48 0.81 0.81)
         # written in session 46 after its answer changes were fixed (the agent's questions
-        # first, then the answers), run once: before them 0.47 / 0.36 (0.71 / 0.55)
-        ("held-out 17", 0.51, 0.56, 0.76, 0.84),
+        # first, then the answers), run once: before them 0.47 / 0.36 (0.71 / 0.55), after
+        # 0.51 / 0.57 (0.76 / 0.84); then its misses were read and errands left out
+        ("held-out 17", 0.55, 0.56, 0.82, 0.84),
         # what a person wants for themself (session 44), not trained on: 0.46 / 0.47 (0.81
         # / 0.83) with session 43's weights
         ("hand 15", 0.45, 0.44, 0.85, 0.83),  # (0.45 0.42 0.85 0.78)
