@@ -263,6 +263,7 @@ PARTS = {
     "held-out 15": CORPORA / "capture-heldout15.txt",
     "held-out 16": CORPORA / "capture-heldout16.txt",
     "held-out 17": CORPORA / "capture-heldout17.txt",
+    "held-out 18": CORPORA / "capture-heldout18.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
