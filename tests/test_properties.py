@@ -103,6 +103,10 @@ contents = st.one_of(
     st.sampled_from(["shared memory", "Grüße 🧠", "x"]),
     st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=200),
 ).map(str.encode)
+#: Metadata members whose values NewEntry.check constrains (FORMAT.md: origin is one of
+#: ORIGINS, approved a date): a random value for them is refused, not signed, so the
+#: random histories leave them out (tests/test_trust.py covers them).
+CONSTRAINED_META = frozenset({"origin", "approved"})
 new_entries = st.builds(
     NewEntry,
     content=contents,
@@ -110,7 +114,7 @@ new_entries = st.builds(
     tier=st.sampled_from(TIERS),
     source=st.sampled_from(SOURCES),
     importance=st.none() | st.integers(0, 100),
-    meta=metas,
+    meta=metas.map(lambda m: {k: v for k, v in m.items() if k not in CONSTRAINED_META}),
 )
 operations = st.lists(
     st.one_of(
