@@ -625,17 +625,7 @@ def test_an_answer_about_the_work_at_hand_is_not_kept(question: str, answer: str
         # unless it always happens, or says what to do about it
         ("the nightly export always times out on Sundays, the backup runs then", True),
         ("the timeout is in milliseconds, not seconds, that's why it fails instantly", True),
-    ],
-)
-def test_a_report_of_something_not_working_is_not_a_fact(text: str, kept: bool) -> None:
-    found = [d for d in detect(_turns(("U", text))) if d.confidence >= 0.6]
-    assert bool(found) is kept, found
-
-
-@pytest.mark.parametrize(
-    ("text", "kept"),
-    [
-        # revision 17: one piece of work asked for now, or help asked for
+        # revision 17: an errand, one piece of work asked for now, or help asked for
         ("book me a hotel in Porto for the conference", False),
         ("help me answer emails faster", False),
         ("Hallo, ich brauche Hilfe mit meinen Rechnungen", False),
@@ -646,7 +636,7 @@ def test_a_report_of_something_not_working_is_not_a_fact(text: str, kept: bool) 
         ("Book the Friday slot for every new patient, the dentist wants it so", True),
     ],
 )
-def test_an_errand_is_not_a_memory(text: str, kept: bool) -> None:
+def test_what_is_wrong_or_wanted_today_is_not_a_memory(text: str, kept: bool) -> None:
     found = [d for d in detect(_turns(("U", text))) if d.confidence >= 0.6]
     assert bool(found) is kept, found
 
