@@ -1149,7 +1149,8 @@ _DEFERRED: Final = re.compile(
 #: "either is fine", "egal"): no preference to keep (Detector._answered).
 _INDIFFERENT: Final = re.compile(
     r"\W*(?:whatever|either(?: one| is fine| way)?|any(?: one| is fine)?|doesn'?t matter|"
-    r"not really|(?:i )?(?:never|haven'?t) thought about it|"
+    r"not really(?:\W*$|\W+(?:i )?(?:never|haven'?t) thought)|"
+    r"(?:i )?(?:never|haven'?t) thought about it|"
     r"don'?t care|i don'?t mind|up to you|your call|egal|ist mir egal|me da igual|da igual|"
     r"cualquiera|peu importe|n'importe|maakt niet uit|non importa|tanto faz|qualquer)\b",
     re.I,

@@ -607,12 +607,22 @@ def test_an_answer_is_read_as_what_the_question_asks(
         # a go-ahead for the work at hand, and a choice left to the agent
         ("Should I make a tab for them in the glossary?", 'yes, call it "Wiener"'),
         ("Mac or Windows?", "whatever, I just need it to run Figma"),
+        ("Do you have a house style?", "not really, never thought about it"),
         # "do you want me to" offers to act: not a question about taste
         ("Do you want me to check it when it's done?", "yes, tomorrow"),
     ],
 )
 def test_an_answer_about_the_work_at_hand_is_not_kept(question: str, answer: str) -> None:
     assert [] == [d for d in detect(_turns(("A", question), ("U", answer))) if d.confidence >= 0.6]
+
+
+def test_a_no_with_what_holds_instead_is_kept() -> None:
+    """ "not really" leaves nothing to keep only alone or before "never thought about it"."""
+    asked = ("A", "Do you have a house style?")
+    found = detect(_turns(asked, ("U", "not really, we follow PEP 8 everywhere")))
+    assert [d.text for d in found if d.confidence >= 0.6] == [
+        "Not really, we follow PEP 8 everywhere"
+    ]
 
 
 @pytest.mark.parametrize(
