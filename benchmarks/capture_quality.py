@@ -264,6 +264,7 @@ PARTS = {
     "held-out 16": CORPORA / "capture-heldout16.txt",
     "held-out 17": CORPORA / "capture-heldout17.txt",
     "held-out 18": CORPORA / "capture-heldout18.txt",
+    "held-out 19": CORPORA / "capture-heldout19.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
