@@ -165,9 +165,7 @@ class Detector:
             self._asked = None  # answered, or work went on: the question is behind
         if turn.role == "tool_use":
             if self._command is not None:
-                # a call whose result never came (a transcript written by hand leaves out
-                # what an edit or a quiet command printed): it passed without a word
-                self._tool_result(Turn("tool_result", "", turn.ref, turn.line, turn.session))
+                self._unanswered(self._command)
             self._command = turn.text
             return []
         if turn.role == "tool_result":
@@ -234,6 +232,17 @@ class Detector:
             self.counts["vetoed"] += 1
             return None
         hit = hit or _in_a_clause(sentence)
+        if decided(sentence) and not errand(sentence):
+            if hit is None and len(sentence.split()) >= LEARNED_MIN_WORDS:
+                # "decidimos usar drizzle para la cola": a choice made, whatever else the
+                # rules and the scorer make of it
+                text = _FILLER.sub("", sentence.strip()).strip()
+                hit = ("decision", "decision", text, LEARNED)
+            elif hit is not None and hit[0] in _MAY_BE_DECIDED:
+                # "we went with node 22 for everything, use that": the choice is the memory
+                hit = ("decision", "decision", hit[2], hit[3])
+        elif hit is not None and hit[0] == "decision" and _UNDECIDED.search(sentence):
+            return None  # "nothing's decided about the stall yet": no choice to keep
         if hit is None:
             return None
         return self._detection(hit, turn)
@@ -326,6 +335,23 @@ class Detector:
 
     # -- error, then fix ---------------------------------------------------
 
+    def _unanswered(self, command: str) -> None:
+        """A call whose result never came before the next call (a transcript written by
+        hand leaves out what an edit or a quiet command printed): it passed without a
+        word, a step on the way to the fix of a failure waiting for one, never the pass
+        that closes it. ``go mod tidy`` run at the person's word and then ``go build``
+        again: the lesson is made when ``go build`` passes (a result was seen), from
+        ``go mod tidy``, and not when the next call shows ``go mod tidy`` was quiet."""
+        self._command = None
+        if self._error is None:
+            return
+        tool, argument = _tool_parts(command)
+        if tool in EDIT_TOOLS:
+            if argument:
+                self._since.append(f"edit:{argument}")
+        elif tool in SHELL_TOOLS:
+            self._since.append(command)
+
     def _tool_result(self, turn: Turn) -> list[Detection]:
         command, self._command = self._command, None
         failure = turn.error or _looks_failed(turn.text)
@@ -385,8 +411,8 @@ class Detector:
                 guidance = None  # an unrelated remark is not how the error was fixed
             if fix is None and guidance is None:
                 return []
-            text = f"`{sig}` -> fixed by {fix}" if fix else f"`{sig}` -> {guidance}"
-            if len(text) > MAX_MEMORY_CHARS:
+            text = _lesson(sig, fix, guidance)
+            if text is None:
                 return []
             scope = scope_of("error-fix", text)
             d = Detection(text, "error-fix", ERROR_FIX, scope, turn.ref, "error-fix")
@@ -803,6 +829,41 @@ _DECISION: Final = (
         "Chose {x}",
     ),
 )
+#: A choice said to be made, anywhere in a sentence, in the seven languages (revision 18):
+#: "we went with node 22", "it's been decided that ...", "that's what we agreed with
+#: design", "ok I've made up my mind, we migrate", "decidimos usar Airflow", "on a choisi
+#: Vue", "a gente decidiu usar Kotlin", "wir haben uns für Hugo entschieden".
+_DECIDED: Final = re.compile(
+    r"\b(?:(?:we|i|they|team)(?: have|'ve|'d| had)? (?:decided|agreed|chose|settled)|"
+    r"(?:has|have|'s|was|were) (?:been )?(?:decided|agreed)|decided on|agreed (?:on|with|to)|"
+    r"settled on|made up (?:my|our) minds?|(?:we|i)(?:'re| are) going with|"
+    r"(?:we|i) went with|let's go with|(?:we|i)(?:'ll| will)? stick with|sticking with|"
+    r"(?:we|i)(?:'ll| will)? stay (?:on|with)|i decide\b:?|"
+    r"final decision|decision (?:is|was) made|"
+    r"(?:wir )?haben (?:uns )?(?:für .{1,40} )?entschieden|beschlossen|entschieden, dass|"
+    r"decidimos|hemos decidido|decidí|decidi|decidiu|decidiram|escolhemos|elegimos|"
+    r"a gente decidiu|on a (?:choisi|décidé|opté)|nous avons (?:choisi|décidé|opté)|"
+    r"j'ai (?:choisi|décidé)|(?:we )?hebben (?:besloten|gekozen)|besloten|gekozen voor|"
+    r"abbiamo (?:deciso|scelto)|ho deciso)\b",
+    re.I,
+)
+#: What makes a decision word say no choice was made: "we haven't decided", "nothing's
+#: decided", "not decided yet", "if we decide", "undecided".
+_UNDECIDED: Final = re.compile(
+    r"\b(?:not|n't|never|nothing(?:'s| is| was)?|no|nobody|if|whether|until|yet|noch nicht|"
+    r"nicht|nichts|no hemos|todavía no|aún no|pas encore|n'a pas|pas|nog niet|niet|"
+    r"ainda não|não|non)\b[^.;,]{0,25}?\b(?:decid|agreed|chose|settled|made up|going with|"
+    r"entschieden|beschlossen|hemos|decidi|choisi|décidé|besloten|gekozen|deciso|scelto)|"
+    r"\b(?:decided|agreed|settled)\b[^.;,]{0,30}\byet\b",
+    re.I,
+)
+
+
+def decided(sentence: str) -> bool:
+    """Whether ``sentence`` says a choice was made (``_DECIDED``), not that none was."""
+    return _DECIDED.search(sentence) is not None and _UNDECIDED.search(sentence) is None
+
+
 _DEADLINE: Final = r"(?:by|before|on|until|next|this|tomorrow|today|end of)\b"
 _COMMITMENT: Final = (
     (re.compile(r"^(?P<w>i|we) promised (?P<x>.+)$", re.I), "Promised {x}"),
@@ -1001,6 +1062,11 @@ _IF_YOU_GET: Final = re.compile(
     r"downgrade|pin|export|source|start|stop|kill|rebuild|rerun|re-run)\b",
     re.I,
 )
+
+
+#: The categories a decision word makes a decision (revision 18); a correction, a
+#: commitment, an error told with its fix and a "remember" stay what they are.
+_MAY_BE_DECIDED: Final = frozenset(["fact", "convention", "preference", "identity", "tool"])
 
 
 def _told_fixes_joined(said: list[str]) -> list[str]:
@@ -1515,11 +1581,30 @@ def error_signature(text: str) -> str | None:
     for line in text.splitlines()[:40]:
         line = line.strip()
         if line and _ERROR_LINE.search(line):
-            if instruction_like(line):
+            head = _before_instruction(line) if instruction_like(line) else line
+            if head is None:
                 return None
-            clean = "".join(c for c in line if c.isprintable() and c != "`")
+            clean = "".join(c for c in head if c.isprintable() and c != "`")
             return clean[:120].rstrip()
     return None
+
+
+def _before_instruction(line: str) -> str | None:
+    """An error line cut before the clause that reads as an instruction ("ValueError:
+    Excel file format cannot be determined, you must specify an engine manually." ->
+    "ValueError: Excel file format cannot be determined"), when what is left still says
+    what went wrong in at least three words; else None (the line stays out of memory)."""
+    m = _INSTRUCTION.search(line)
+    if m is None:
+        return line
+    head = line[: m.start()]
+    cut = max(head.rfind(mark) for mark in (",", ";", ". ", " - ", " -- ", "("))
+    if cut < 0:
+        return None
+    head = head[:cut].rstrip(" .,;:-(")
+    if len(head.split()) < 3 or not _ERROR_LINE.search(head) or instruction_like(head):
+        return None
+    return head
 
 
 #: Tools whose failure can teach a lesson: commands run in a shell.
@@ -1570,6 +1655,24 @@ def _tool_parts(command: str | None) -> tuple[str, str]:
             return tool, rest.strip()  # a bare path, as a transcript written by hand gives it
         return tool, m.group(1) if m else ""
     return tool, rest
+
+
+#: An error line cut to this many characters when the whole lesson would be too long.
+_SHORT_SIGNATURE: Final = 72
+
+
+def _lesson(sig: str, fix: str | None, guidance: str | None) -> str | None:
+    """The lesson's text: the error line, then how it was fixed (the commands and edits,
+    else the person's advice); the error line cut short when the whole would pass
+    MAX_MEMORY_CHARS, and None when it is still too long."""
+    how = f"fixed by {fix}" if fix else guidance
+    for line in (sig, sig[:_SHORT_SIGNATURE].rstrip() + "..."):
+        text = f"`{line}` -> {how}"
+        if len(text) <= MAX_MEMORY_CHARS:
+            return text
+        if len(sig) <= _SHORT_SIGNATURE:
+            break
+    return None
 
 
 def _fix_text(fixes: list[str]) -> str:
@@ -1627,4 +1730,18 @@ def _extends(command: str, failed: str) -> bool:
     """``command`` is the failing one run again with more arguments (not followed by
     another command: ``make && make test`` is not ``make`` another way)."""
     a, b = normalize(command), normalize(failed)
-    return bool(b) and a.startswith(b + " ") and not a[len(b) + 1 :].startswith(("&", ";", "|"))
+    if not b:
+        return False
+    if a.startswith(b + " "):
+        return not a[len(b) + 1 :].startswith(("&", ";", "|"))
+    # the same program with arguments put in among the old ones ("python clean.py
+    # --encoding latin-1 shop.csv" after "python clean.py shop.csv" failed)
+    new, old = a.split(), b.split()
+    if len(new) <= len(old) or new[0] != old[0] or any(w in _JOINS for w in new):
+        return False
+    words = iter(new)
+    return all(w in words for w in old)
+
+
+#: Shell words that join commands: a command holding one is not the old one run again.
+_JOINS: Final = frozenset(["&&", "||", ";", "|", "&"])
