@@ -384,6 +384,10 @@ class Detector:
         failed, sig = self._error
         said = " ".join(self._said)
         replaces = _replaces(command, failed, said)
+        if _same_target(command, failed) and any(not _same_command(c, failed) for c in self._since):
+            # the failing command run again with other options after a fix: the fix is
+            # what came between, the run only shows it worked
+            command = failed
         if not (_same_command(command, failed) or _extends(command, failed) or replaces):
             steps = _steps(command)
             if len(steps) > 1 and (_same_command(steps[-1], failed) or _extends(steps[-1], failed)):
@@ -1722,14 +1726,42 @@ def _bare(command: str) -> str:
     return (rest if sep and " " not in name else command).replace("`", "")[:100]
 
 
+#: What a shell call puts around the command it runs without changing what runs (revision
+#: 18): its output cut, filtered or saved (``2>&1 | tail -20``, ``| grep FAIL``, ``>
+#: build.log``), and a time limit before it (``timeout 120``).
+_OUTPUT_AROUND: Final = re.compile(
+    r"(?:\s+\d?>&\d|\s+(?:\d|&)?>>?\s*[\w./~-]+|\s*\|\s*(?:tail|head|grep|egrep|rg|less|more|"
+    r"cat|tee|sort|uniq|wc|cut|column)\b(?:'[^']*'|\"[^\"]*\"|[^|;&'\"])*)+\s*$"
+)
+_TIME_LIMIT: Final = re.compile(r"^(?P<tool>[\w-]+: )?timeout (?:-\w+ )*\d+[smh]? ")
+
+
+def _core(command: str) -> str:
+    """A call as what it runs, normalized: ``Bash: timeout 120 pytest -x 2>&1 | tail -30``
+    -> ``bash: pytest -x``."""
+    core = _OUTPUT_AROUND.sub("", command)
+    core = _TIME_LIMIT.sub(lambda m: m.group("tool") or "", core)
+    return normalize(core)
+
+
 def _same_command(a: str, b: str) -> bool:
-    return normalize(a) == normalize(b)
+    return a == b or _core(a) == _core(b)
+
+
+def _same_target(command: str, failed: str) -> bool:
+    """``command`` runs what failed with other options (revision 18): the same words but
+    those starting with ``-`` (``go test ./orders/ -run TestSync -count=50 -race`` after
+    ``go test ./orders/ -run TestSync -count=20``), nothing joined to it."""
+    new, old = _core(command).split(), _core(failed).split()
+    if any(w in _JOINS for w in new) or new == old:
+        return False
+    return [w for w in new if not w.startswith("-")] == [w for w in old if not w.startswith("-")]
 
 
 def _extends(command: str, failed: str) -> bool:
     """``command`` is the failing one run again with more arguments (not followed by
     another command: ``make && make test`` is not ``make`` another way)."""
-    a, b = normalize(command), normalize(failed)
+    a, b = _core(command), _core(failed)
     if not b:
         return False
     if a.startswith(b + " "):

@@ -227,6 +227,51 @@ def test_arguments_put_among_the_old_ones_run_the_command_another_way() -> None:
     assert [] == joined  # "| tee" joins another command: not the same one run again
 
 
+def test_a_command_with_its_output_cut_is_the_same_command() -> None:
+    """Revision 18: an agent cuts what a command prints (``2>&1 | tail -30``) and gives it
+    a time limit, each run differently; it is still the command that failed."""
+    found = detect(
+        _turns(
+            ("C", "Bash: timeout 300 pnpm test 2>&1 | tail -30"),
+            ("E", "Error: connect ECONNREFUSED 127.0.0.1:5432"),
+            ("C", "Bash: docker compose up -d postgres"),
+            ("T", "Container postgres Started"),
+            ("C", "Bash: pnpm test 2>&1 | grep -E 'passed|failed'"),
+            ("T", "42 passed"),
+        )
+    )
+    assert [
+        "`Error: connect ECONNREFUSED 127.0.0.1:5432` -> fixed by `docker compose up -d postgres`"
+    ] == [d.text for d in found]
+
+
+def test_the_failing_command_with_other_options_after_a_fix_shows_the_fix() -> None:
+    flaky = (
+        ("C", "Bash: go test ./orders/ -run TestSyncOrders -count=20"),
+        ("E", "--- FAIL: TestSyncOrders (0.02s)\n    sync_test.go:88: expected 3 orders, got 2"),
+    )
+    fixed = detect(
+        _turns(
+            *flaky,
+            ("C", "Edit: orders/sync_test.go"),
+            ("C", "Bash: go test ./orders/ -run TestSyncOrders -count=50 -race"),
+            ("T", "ok  \texample.com/shop/orders\t1.942s"),
+        )
+    )
+    assert ["`--- FAIL: TestSyncOrders (0.02s)` -> fixed by editing `orders/sync_test.go`"] == [
+        d.text for d in fixed
+    ]
+    # other options and nothing between: a retry that happened to pass, no lesson
+    retried = detect(
+        _turns(
+            *flaky,
+            ("C", "Bash: go test ./orders/ -run TestSyncOrders -count=5"),
+            ("T", "ok  \texample.com/shop/orders\t0.3s"),
+        )
+    )
+    assert [] == retried
+
+
 @pytest.mark.parametrize(
     ("line", "kept"),
     [
