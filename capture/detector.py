@@ -354,7 +354,11 @@ class Detector:
 
     def _tool_result(self, turn: Turn) -> list[Detection]:
         command, self._command = self._command, None
-        failure = turn.error or _looks_failed(turn.text)
+        failure = (
+            turn.error
+            or _looks_failed(turn.text)
+            or (command is not None and _failed_behind_a_pipe(command, turn.text))
+        )
         if not failure and (self._error is None or command is None):
             return []  # a call that passed with no failure waiting for its fix
         tool, argument = _tool_parts(command)
@@ -1578,6 +1582,30 @@ _FAILED_START: Final = re.compile(r"(?:error|fatal|traceback|exception)\b", re.I
 def _looks_failed(text: str) -> bool:
     """Whether a tool result not marked as an error starts like one."""
     return _FAILED_START.match(text[:400].lstrip()) is not None
+
+
+#: A call whose output goes through tail or head: the shell reports the exit status of
+#: the last program of a pipe, so a failing test run "passes" (revision 18).
+_CUT_BY_TAIL: Final = re.compile(r"\|\s*(?:tail|head)\b[^|]*$")
+#: A line of a test or build run's output that says it failed: "FAILED tests/...",
+#: "FAIL src/...", "--- FAIL", "1 failed, 3 passed", "2 failing", "3 errors",
+#: "npm ERR!", "error[E0308]:", "error TS2345:", a traceback, "ValueError: ..." at the
+#: start of a line.
+_FAILED_LINE: Final = re.compile(
+    r"^\s*(?:FAIL(?:ED)?\b|--- FAIL|npm ERR!|error(?:\[\w+\]| TS\d+)?:|"
+    r"Traceback \(most recent call last\)|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):)|"
+    r"\b[1-9]\d* (?:failed|failing|errors?)\b",
+    re.M,
+)
+
+
+def _failed_behind_a_pipe(command: str, text: str) -> bool:
+    """Whether a call whose output was cut by tail or head printed a failure."""
+    return (
+        "|" in command
+        and _CUT_BY_TAIL.search(command) is not None
+        and _FAILED_LINE.search(text, 0, 20_000) is not None
+    )
 
 
 def error_signature(text: str) -> str | None:

@@ -245,6 +245,33 @@ def test_a_command_with_its_output_cut_is_the_same_command() -> None:
     ] == [d.text for d in found]
 
 
+def test_a_failure_behind_a_pipe_into_tail_is_a_failure() -> None:
+    """Revision 18: ``npm test 2>&1 | tail -20`` exits with tail's status, 0, whatever the
+    tests did: what it printed says whether they failed."""
+    found = detect(
+        _turns(
+            ("C", "Bash: npx jest 2>&1 | tail -20"),
+            ("T", "  at Object.<anonymous> (src/cart.test.ts:12:5)\n\nTests:  1 failed, 41 passed"),
+            ("C", "Edit: src/cart.ts"),
+            ("C", "Bash: npx jest 2>&1 | tail -5"),
+            ("T", "Tests:  42 passed, 42 total"),
+        )
+    )
+    assert ["`Tests:  1 failed, 41 passed` -> fixed by editing `src/cart.ts`"] == [
+        d.text for d in found
+    ]
+    quiet = detect(
+        _turns(
+            ("C", "Bash: npx jest 2>&1 | tail -5"),
+            ("T", "Tests:  0 failed, 42 passed, 42 total"),
+            ("C", "Edit: src/cart.ts"),
+            ("C", "Bash: npx jest 2>&1 | tail -5"),
+            ("T", "Tests:  42 passed, 42 total"),
+        )
+    )
+    assert [] == quiet
+
+
 def test_the_failing_command_with_other_options_after_a_fix_shows_the_fix() -> None:
     flaky = (
         ("C", "Bash: go test ./orders/ -run TestSyncOrders -count=20"),
