@@ -867,8 +867,38 @@ _UNDECIDED: Final = re.compile(
 )
 
 
+#: Words one of which every _DECIDED match holds, in lower case (a cheap test before it).
+_DECIDED_WORDS: Final = (
+    "decid",
+    "décid",
+    "decisi",
+    "agreed",
+    "chose",
+    "settled",
+    "made up",
+    "go with",
+    "going with",
+    "went with",
+    "stick",
+    "stay ",
+    "entschieden",
+    "beschlossen",
+    "escolh",
+    "elegimos",
+    "choisi",
+    "opté",
+    "besloten",
+    "gekozen",
+    "deciso",
+    "scelto",
+)
+
+
 def decided(sentence: str) -> bool:
     """Whether ``sentence`` says a choice was made (``_DECIDED``), not that none was."""
+    folded = sentence.lower()
+    if not any(word in folded for word in _DECIDED_WORDS):
+        return False
     return _DECIDED.search(sentence) is not None and _UNDECIDED.search(sentence) is None
 
 

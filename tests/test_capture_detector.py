@@ -851,3 +851,49 @@ def test_no_choice_made_is_no_decision(said: str) -> None:
     assert not decided(said)
     d = _one(said)
     assert d is None or "decision" != d.category, d
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "they decided on the blue one",
+        "team agreed to ship weekly",
+        "it was agreed with legal",
+        "we settled on Postgres",
+        "ok I've made up my mind, we migrate",
+        "we're going with Svelte",
+        "let's go with the queue",
+        "we'll stick with yarn",
+        "we will stay on 4.2 LTS",
+        "I decide: ISO 8601 everywhere",
+        "the final decision is Hugo",
+        "the decision was made last week",
+        "wir haben uns für Hugo entschieden",
+        "das ist beschlossen",
+        "hemos decidido usar Airflow",
+        "decidí quedarme con Vim",
+        "escolhemos o Supabase",
+        "elegimos Vue para el panel",
+        "nous avons opté pour Docker",
+        "j'ai décidé de garder Vim",
+        "we hebben gekozen voor Go",
+        "abbiamo scelto Django",
+        "ho deciso di usare Rust",
+    ],
+)
+def test_every_way_of_saying_a_choice_passes_the_quick_test(said: str) -> None:
+    """decided() looks for one of _DECIDED_WORDS before it runs the pattern: each of the
+    pattern's ways of saying a choice holds one."""
+    assert decided(said), said
+
+
+def test_what_the_decision_pattern_finds_in_the_corpora_holds_a_quick_word() -> None:
+    from memory_chain.capture import detector
+
+    found = 0
+    for path in sorted(capture_quality.CORPORA.glob("capture-*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if detector._DECIDED.search(line):
+                found += 1
+                assert any(w in line.lower() for w in detector._DECIDED_WORDS), line
+    assert found > 50
