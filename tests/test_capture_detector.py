@@ -897,3 +897,20 @@ def test_what_the_decision_pattern_finds_in_the_corpora_holds_a_quick_word() -> 
                 found += 1
                 assert any(w in line.lower() for w in detector._DECIDED_WORDS), line
     assert found > 50
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Auf meinem Rechner läuft der Vite-Server auf Port 1421",
+        "en mi portátil el servidor va en el puerto 3001",
+        "sur mon ordi Postgres écoute sur 5433",
+        "op mijn laptop draait Redis op 6380",
+        "sul mio portatile uso Python 3.12",
+        "no meu computador o Node é a versão 20",
+    ],
+)
+def test_this_machine_in_other_languages_is_local(text: str) -> None:
+    from memory_chain.capture.detector import scope_of
+
+    assert "local" == scope_of("fact", text)
