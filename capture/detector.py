@@ -209,9 +209,19 @@ class Detector:
             self._seen = [seen for seen in self._seen if seen[1] != turn.ref]
             return []
         if self._error is not None and found:
-            # advice given while a command is failing is about that failure: it becomes
-            # part of the lesson when the command passes, not a memory of its own
-            advice = [d for d in found if d.category in ("tool", "correction")]
+            # advice given while a command is failing, about that failure (given in the
+            # person's first ADVICE_TURNS turns after it, or sharing a word with the
+            # command or its error line), becomes part of the lesson when the command
+            # passes, not a memory of its own; later advice about anything else is a
+            # memory like any other (revision 18)
+            failed, sig = self._error
+            soon = len(self._said) <= ADVICE_TURNS
+            advice = [
+                d
+                for d in found
+                if d.category in ("tool", "correction")
+                and (soon or _related(d.text, failed, sig, []))
+            ]
             if advice:
                 self._guidance = advice[0].text
                 found = [d for d in found if d not in advice]
@@ -1163,6 +1173,8 @@ def classify(sentence: str) -> tuple[str, str, str, float] | None:
     return None
 
 
+#: Advice in the person's first this many turns after a failure is about it (revision 18).
+ADVICE_TURNS: Final = 2
 #: Confidence of what the scorer finds: stored (seed 000 4.2's "high", below an explicit
 #: statement a rule matched), or kept as a candidate until it recurs.
 LEARNED: Final = 0.7

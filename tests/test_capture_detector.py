@@ -245,6 +245,28 @@ def test_a_command_with_its_output_cut_is_the_same_command() -> None:
     ] == [d.text for d in found]
 
 
+def test_advice_long_after_a_failure_left_for_later_is_a_memory_of_its_own() -> None:
+    """Revision 18: advice is part of a failure's lesson when it comes soon after it or is
+    about it; a failure left for tomorrow does not swallow what the person says later."""
+    failing = (
+        ("C", "Bash: bundle exec rspec"),
+        ("E", "ActiveRecord::NoDatabaseError: database app_test does not exist"),
+    )
+    soon = detect(_turns(*failing, ("U", "no, always run the specs with bin/rspec")))
+    assert [] == soon  # kept for the lesson, should the specs pass
+    later = detect(
+        _turns(
+            *failing,
+            ("U", "ugh, let's leave that for tomorrow"),
+            ("U", "perfect, ship it"),
+            ("U", "also, please stop adding Prisma, we use Drizzle"),
+        )
+    )
+    assert [("correction", "Do not keep adding Prisma, we use Drizzle")] == [
+        (d.category, d.text) for d in later
+    ]
+
+
 def test_a_failure_behind_a_pipe_into_tail_is_a_failure() -> None:
     """Revision 18: ``npm test 2>&1 | tail -20`` exits with tail's status, 0, whatever the
     tests did: what it printed says whether they failed."""
