@@ -184,7 +184,7 @@ class Detector:
             self._said.append(words)
         if len(words) < len(text.strip()) // 2:
             self.counts["quoted"] += 1
-        said = _told_fixes_joined(sentences(words))
+        said = [_OK_TAG.sub("", x) for x in _told_fixes_joined(sentences(words))]
         short = None
         if asked is not None and said:
             if len(said) == 1 and len(said[0].split()) <= MAX_ANSWER_WORDS:
@@ -1173,6 +1173,14 @@ def classify(sentence: str) -> tuple[str, str, str, float] | None:
     return None
 
 
+#: "..., ok?" after a statement asks the agent to take it in, not a question (revision 18):
+#: ok, okay, alright, got it, understood, d'accord, vale, va bene, capisce, oké, okej. Not
+#: "right?", "yeah?", "no?", "ja?", which ask whether it holds.
+_OK_TAG: Final = re.compile(
+    r"(?<=\S),\s*(?:ok|okay|alright|got it|understood|d'accord|vale|¿vale|va bene|capisce|"
+    r"oké|okej)\?+(?=\s*$)",
+    re.I,
+)
 #: Advice in the person's first this many turns after a failure is about it (revision 18).
 ADVICE_TURNS: Final = 2
 #: Confidence of what the scorer finds: stored (seed 000 4.2's "high", below an explicit

@@ -936,3 +936,11 @@ def test_this_machine_in_other_languages_is_local(text: str) -> None:
     from memory_chain.capture.detector import scope_of
 
     assert "local" == scope_of("fact", text)
+
+
+def test_ok_after_a_statement_asks_nothing() -> None:
+    """Revision 18: ", ok?" after a statement asks the agent to take it in."""
+    d = _one("error responses are always JSON with a code and a message, ok?")
+    assert d is not None and d.text.endswith("a code and a message"), d
+    assert _one("the cron runs in UTC, right?") is None  # asks whether it holds
+    assert _one("is it ok?") is None
