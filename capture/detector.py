@@ -286,6 +286,11 @@ class Detector:
             return None
         statement = f"{asked} {answer}"
         hit = learned(statement, answer=True)
+        if hit is None and not open_ and _ANSWER_NORM.search(_NEVER_MIND.sub("", answer)):
+            # "Should I mention brand names of the creams?" "never": a yes-or-no question
+            # about how to do something, answered with a rule word, is a rule of the place
+            # however unsure the scorer is of a question and one word (revision 18)
+            hit = ("convention", "convention", _FILLER.sub("", statement.strip()).strip(), LEARNED)
         if hit is None:
             if (
                 not _VALUE_QUESTION.match(question)
@@ -1196,6 +1201,8 @@ _ANSWER_NORM: Final = re.compile(
     r"seulement|uniquement|chaque|altijd|nooit|alleen|elke|sempre|só|apenas|mai)\b",
     re.I,
 )
+#: "never mind", "nie mehr", ...: a rule word that states no rule.
+_NEVER_MIND: Final = re.compile(r"\bnever ?mind\b|\bnevermind\b", re.I)
 #: What follows English "was" where it asks yes or no ("Was the ...?"), not German "was"
 #: ("what").
 _WAS_ASKS: Final = r"\s+(?:the|it|this|that|there|he|she|they|you|your|my|a|an|any)\b"

@@ -944,3 +944,13 @@ def test_ok_after_a_statement_asks_nothing() -> None:
     assert d is not None and d.text.endswith("a code and a message"), d
     assert _one("the cron runs in UTC, right?") is None  # asks whether it holds
     assert _one("is it ok?") is None
+
+
+def test_a_rule_word_answering_yes_or_no_is_a_convention_whatever_the_scorer_says() -> None:
+    """Revision 18: "Should I use the client's brand fonts?" "always" is a rule of the
+    place, kept even where the scorer is unsure of a question and one word."""
+    found = detect(_turns(("A", "Should I use the client's brand fonts?"), ("U", "always")))
+    assert [("convention", "Should I use the client's brand fonts? always")] == [
+        (d.category, d.text) for d in found
+    ]
+    assert [] == detect(_turns(("A", "Should I push the branch now?"), ("U", "never mind")))
