@@ -747,6 +747,11 @@ _NEGATED_CLAIM: Final = re.compile(
 _SOFTENER: Final = re.compile(r"\bif (possible|you can|needed|necessary|in doubt)\b", re.I)
 #: Words that make "I said ..." a correction rather than reported speech.
 _SELF_QUOTE: Final = re.compile(r"\b(i said|i told you|like i said|as i said)\b", re.I)
+#: What the person or their team wrote themselves ("I mostly wrote Java before", "the R
+#: package we wrote"): not someone else's words (revision 18).
+_OWN_WRITING: Final = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?(?: \w+ly| also| already| all)? (?:wrote|written)\b", re.I
+)
 
 
 #: "If we decide X, we'll ..." (a condition on the future), unlike "if you need X, run Y"
@@ -784,7 +789,9 @@ def not_a_statement(sentence: str) -> bool:
     if _HYPOTHETICAL.search(_SOFTENER.sub("", s)) and not _REMEMBER_LEAD.match(s):
         return True
     # a quoted error message in a person's account of a fix is not someone else's words
-    reported = _REPORTED.search(s) is not None or (_quotes_someone(s) and not _tells_a_fix(s))
+    reported = _REPORTED.search(_OWN_WRITING.sub("", s)) is not None or (
+        _quotes_someone(s) and not _tells_a_fix(s)
+    )
     return reported and not _SELF_QUOTE.search(s) and not _REMEMBER_LEAD.match(s)
 
 
@@ -833,6 +840,40 @@ _IDENTITY: Final = (
             re.I,
         ),
         "User is {x}",
+    ),
+    # revision 18: how long the person has been at something, and what their body needs
+    (
+        re.compile(
+            r"^i(?:'m| am) (?P<x>(?:new to|a beginner (?:at|in|with)|just starting (?:out )?"
+            r"(?:with|in)|allergic to|(?:lactose|gluten)[ -]intolerant|vegetarian|vegan|"
+            r"pescatarian|diabetic|coeliac|celiac)\b.*)$",
+            re.I,
+        ),
+        "User is {x}",
+    ),
+    (
+        re.compile(
+            r"^i(?:'ve| have) been (?P<x>(?:writing|using|doing|coding|programming|working)\b"
+            r".* for (?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|"
+            r"several|a few) (?:years?|months?|decades?)\b.*)$",
+            re.I,
+        ),
+        "User has been {x}",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>(?:soy nuev[oa] en|ich bin neu (?:in|bei|mit)|je (?:suis nouve(?:au|lle)|"
+            r"débute) (?:en|sur|avec|dans)|sou nov[oa] (?:em|no|na|com)|ik ben nieuw (?:in|met|"
+            r"bij)|sono nuov[oa] (?:in|con|a|nel|nella)|ich bin allergisch gegen|"
+            r"soy alérgic[oa] a|je suis allergique à|sou alérgic[oa] a|"
+            r"ik ben allergisch voor|sono allergic[oa] a|jag är allergisk mot|"
+            r"jeg er allergisk (?:mot|overfor)|ich bin (?:vegetarier(?:in)?|veganer(?:in)?|vegan)|"
+            r"soy (?:vegetarian[oa]|vegan[oa])|je suis (?:végétarien(?:ne)?|végan(?:e)?)|"
+            r"sou (?:vegetarian[oa]|vegan[oa])|ik ben (?:vegetariër|veganist)|"
+            r"sono (?:vegetarian[oa]|vegan[oa]))\b.*)$",
+            re.I,
+        ),
+        "{X}",
     ),
 )
 _DECISION: Final = (

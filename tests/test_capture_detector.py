@@ -954,3 +954,22 @@ def test_a_rule_word_answering_yes_or_no_is_a_convention_whatever_the_scorer_say
         (d.category, d.text) for d in found
     ]
     assert [] == detect(_turns(("A", "Should I push the branch now?"), ("U", "never mind")))
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I'm new to go, be patient with me", "User is new to go, be patient with me"),
+        ("I've been writing Kotlin for ten years", "User has been writing Kotlin for ten years"),
+        ("soy nuevo en Python, vengo de Java", "Soy nuevo en Python, vengo de Java"),
+        ("Jag är allergisk mot nötter", "Jag är allergisk mot nötter"),
+        ("I'm new to Python, I mostly wrote Java before", None),
+    ],
+)
+def test_who_the_person_is_by_experience_and_body(said: str, text: str | None) -> None:
+    """Revision 18: identity from what the person is new to, how long they have been at
+    something, what they are allergic to; "I wrote" is their own words, not reported."""
+    hit = classify(said)
+    assert hit is not None and "identity" == hit[0], hit
+    if text is not None:
+        assert text == hit[2]
