@@ -975,7 +975,7 @@ _COMMITMENT: Final = (
         ),
         "Will {x}",
     ),
-    (re.compile(r"^the deadline for (?P<x>.+) is (?P<y>.+)$", re.I), "Deadline for {x}: {y}"),
+    (re.compile(r"^(?:the )?deadline for (?P<x>.+) is (?P<y>.+)$", re.I), "Deadline for {x}: {y}"),
     (
         re.compile(r"^(?:the )?(?P<x>.+?) is due (?P<y>(?:by|on|before) .+)$", re.I),
         "{x} is due {y}",
@@ -994,6 +994,18 @@ _NOT_CORRECTION: Final = re.compile(
 )
 _STOP_DOING: Final = re.compile(r"^(?:please\s+)?stop (?P<x>\w+ing\b.+)$", re.I)
 _RULE_WORDS: Final = re.compile(r"\b(always|never|from now on|every time|in this project)\b", re.I)
+#: Programs a person names as the way to do something (revision 18): a command after "run"
+#: or "use" without backticks is a tool usage only when it starts with one of these or ./.
+_PROGRAM: Final = (
+    r"\./[\w.-]+|npm|pnpm|yarn|npx|pip|pipx|uv|poetry|python3?|pytest|make|cargo|go|docker|"
+    r"docker-compose|kubectl|git|gradle|mvn|bundle|rake|rails|mix|dotnet|terraform|"
+    r"ansible-playbook|helm|just|deno|bun|node|tox|nox|ruff|mypy|eslint|prettier|composer|"
+    r"php|brew|bazel|nix|flutter|dart|swift|xcodebuild|fastlane|rebar3|stack|cabal|sbt|lein|"
+    r"dune|opam|conda|mamba|Rscript|julia|psql|mysql|sqlite3|redis-cli|aws|gcloud|az|"
+    r"firebase|vercel|netlify|heroku|fly|wrangler|turbo|nx|vite|jest|vitest|playwright|"
+    r"cypress|rspec|phpunit|ctest|cmake|ninja|meson|west|pio|arduino-cli|hugo|jekyll|"
+    r"latexmk|pandoc|ffmpeg|rsync|ssh|scp|systemctl|journalctl|crontab"
+)
 _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|"
@@ -1006,6 +1018,19 @@ _TOOL: Final = (
         r"^(?P<x>.+ (?:is run|are run|runs?|is done|are done) (?:with|via|using) `[^`]+`.*)$", re.I
     ),
     re.compile(r"^(?P<x>on (?:my|this) (?:laptop|machine).*`[^`]+`.*)$", re.I),
+    # revision 18: a command named without backticks, with what it is for ("if you need
+    # to refresh the fixtures, just run docker compose up -d", "use pnpm test to profile
+    # the worker, not the IDE button")
+    re.compile(
+        r"^(?P<x>(?:(?:if|when|whenever) (?:you )?(?:need|want) to|to|for) [^,]{2,60},\s*"
+        r"(?:just |then |always )?(?:run|use) (?:" + _PROGRAM + r")\b.*)$",
+        re.I,
+    ),
+    re.compile(
+        r"^(?P<x>(?:just |always )?(?:run|use) (?:" + _PROGRAM + r")\b[^,;]{0,60}? "
+        r"(?:to|for) (?!now\b|today\b|me\b|us\b|this\b|that\b|the moment\b).+)$",
+        re.I,
+    ),
 )
 _CONVENTION: Final = (
     (

@@ -973,3 +973,21 @@ def test_who_the_person_is_by_experience_and_body(said: str, text: str | None) -
     assert hit is not None and "identity" == hit[0], hit
     if text is not None:
         assert text == hit[2]
+
+
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        ("if you need to format everything, just run ./gradlew check", "tool"),
+        ("to deploy, run fly deploy --remote-only", "tool"),
+        ("use pnpm test to profile the worker, not the IDE button", "tool"),
+        ("deadline for the load test results is friday", "commitment"),
+        ("run npm test for me", None),
+        ("use uv for this script only, it's a throwaway", "preference"),
+    ],
+)
+def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
+    said: str, category: str | None
+) -> None:
+    hit = classify(said)
+    assert category == (hit[0] if hit else None), hit
