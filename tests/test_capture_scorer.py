@@ -122,7 +122,7 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
     [
         # session 44: trained with held-out parts 1 to 12 halved in (capture_train.py
         # HALVED); before, by category then kept at all: choose 0.89 / 0.79 (0.97 / 0.87)
-        ("choose", 0.89, 0.78, 0.97, 0.86),
+        ("choose", 0.89, 0.81, 0.97, 0.89),  # s47: corrections, tools, ", ok?"
         # held out until session 44 (the figures before it in brackets), now half trained
         # on and half judged on: a regression check like any training part's
         # s47: kept precision 0.94 -> 0.93, one lesson its labels leave out (h-corrections:
@@ -130,15 +130,15 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         # the part is the scorers' training text and stays as it is)
         ("held-out", 0.84, 0.79, 0.93, 0.93),  # (0.79 0.77 0.95 0.97); s45 0.86 0.79 0.96 0.93
         ("held-out 2", 0.76, 0.89, 0.82, 0.96),  # (0.62 0.71 0.78 0.89)
-        ("held-out 3", 0.84, 0.80, 0.97, 0.92),  # (0.67 0.73 0.84 0.92)
-        ("held-out 4", 0.84, 0.89, 0.92, 0.94),  # (0.76 0.83 0.89 0.94)
-        ("held-out 6", 0.76, 0.74, 0.86, 0.84),  # (0.63 0.71 0.81 0.92)
+        ("held-out 3", 0.84, 0.81, 0.97, 0.94),  # (0.67 0.73 0.84 0.92)
+        ("held-out 4", 0.84, 0.91, 0.92, 0.97),  # (0.76 0.83 0.89 0.94)
+        ("held-out 6", 0.78, 0.76, 0.89, 0.87),  # (0.63 0.71 0.81 0.92)
         ("held-out 7", 0.84, 0.76, 0.98, 0.90),  # (0.62 0.63 0.90 0.94)
-        ("held-out 8", 0.81, 0.79, 0.94, 0.91),  # (0.65 0.73 0.86 0.97)
+        ("held-out 8", 0.82, 0.82, 0.94, 0.94),  # (0.65 0.73 0.86 0.97)
         ("held-out 9", 0.86, 0.88, 0.93, 0.94),  # (0.58 0.68 0.76 0.89); s45 0.88 .. 0.94 ..
-        ("held-out 10", 0.85, 0.76, 0.95, 0.84),  # (0.50 0.49 0.88 0.83)
+        ("held-out 10", 0.86, 0.77, 0.96, 0.85),  # (0.50 0.49 0.88 0.83)
         ("held-out 11", 0.77, 0.75, 0.85, 0.83),  # (0.50 0.52 0.77 0.81); s45 0.78 0.72
-        ("held-out 12", 0.84, 0.65, 0.88, 0.88),  # (0.71 0.55 0.86 0.89); s45 0.86 .. 0.91
+        ("held-out 12", 0.85, 0.67, 0.89, 0.92),  # (0.71 0.55 0.86 0.89); s45 0.86 .. 0.91
         # written in session 43 after a short answer was read with its question (answers to
         # the agent's questions in working sessions), run once: 0.35 / 0.42 (0.62 / 0.74);
         # its misses not read; before session 43: 0.29 / 0.20 (0.59 / 0.40); session 43
@@ -154,21 +154,25 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 14", 0.50, 0.49, 0.81, 0.79),  # (0.38 0.31 0.72 0.59)
         # written in session 44 after the scorers were trained again (Claude Code's shapes),
         # run once; with session 43's weights 0.53 / 0.58 (0.75 / 0.85)
-        ("held-out 15", 0.64, 0.58, 0.91, 0.84),  # (0.61 0.58 0.84 0.83)
+        ("held-out 15", 0.65, 0.60, 0.92, 0.87),  # (0.61 0.58 0.84 0.83)
         # written in session 44 after that (one person over five weeks), run once; with
         # session 43's weights 0.39 / 0.45 (0.72 / 0.84)
-        ("held-out 16", 0.51, 0.51, 0.83, 0.83),  # (0.48 0.48 0.81 0.81)
+        ("held-out 16", 0.57, 0.55, 0.87, 0.84),  # (0.48 0.48 0.81 0.81)
         # written in session 46 after its answer changes were fixed (the agent's questions
         # first, then the answers), run once: before them 0.47 / 0.36 (0.71 / 0.55), after
         # 0.51 / 0.57 (0.76 / 0.84); then its misses were read and errands left out
-        ("held-out 17", 0.55, 0.56, 0.82, 0.84),
+        ("held-out 17", 0.56, 0.57, 0.82, 0.84),
         # written in session 46 after all its changes (twelve occupations, each a working
         # session in the person's voice), run once; its misses not read; with main before
         # the session 0.61 / 0.65 (0.71 / 0.80)
         ("held-out 18", 0.55, 0.69, 0.70, 0.92),
+        # written at the start of session 47 before any change (Claude Code's shapes in
+        # stacks no part used), run once before and once after, its misses not read:
+        # before 0.54 / 0.62 (0.73 / 0.82)
+        ("held-out 19", 0.55, 0.67, 0.74, 0.87),
         # what a person wants for themself (session 44), not trained on: 0.46 / 0.47 (0.81
         # / 0.83) with session 43's weights
-        ("hand 15", 0.45, 0.44, 0.85, 0.83),  # (0.45 0.42 0.85 0.78)
+        ("hand 15", 0.54, 0.53, 0.89, 0.86),  # (0.45 0.42 0.85 0.78)
     ],
 )
 def test_the_parts_as_measured(
