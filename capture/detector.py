@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from memory_chain.chain.format.secrets import scan as scan_secrets
-from memory_chain.workspace.dedup import normalize, same
+from memory_chain.workspace.dedup import normalize, profile, same
 
 from .transcripts import Turn, person_text, runtime_text
 
@@ -105,6 +105,43 @@ class Detection(NamedTuple):
         return self._replace(confidence=value)
 
 
+class _Sightings:
+    """Candidates met before, (text, ref), found again by what ``same()`` needs to match
+    (workspace.dedup): the same normalised text, or the same numbers and one-letter names.
+    A candidate is compared with those only, not with every one met in a long session."""
+
+    __slots__ = ("_by_norm", "_by_values")
+
+    def __init__(self, met: Iterable[tuple[str, str]] = ()) -> None:
+        self._by_norm: dict[str, list[tuple[str, str]]] = {}
+        self._by_values: dict[tuple[frozenset[str], frozenset[str]], list[tuple[str, str]]] = {}
+        for text, ref in met:
+            self.add(text, ref)
+
+    def add(self, text: str, ref: str) -> None:
+        p = profile(text)
+        self._by_norm.setdefault(p.norm, []).append((text, ref))
+        self._by_values.setdefault((p.numbers, p.names), []).append((text, ref))
+
+    def met_elsewhere(self, text: str, ref: str) -> bool:
+        """Whether a candidate of another turn than ``ref`` is the same as ``text``."""
+        p = profile(text)
+        for bucket in (
+            self._by_norm.get(p.norm, ()),
+            self._by_values.get((p.numbers, p.names), ()),
+        ):
+            if any(r != ref and same(text, t) for t, r in bucket):
+                return True
+        return False
+
+    def drop(self, ref: str) -> None:
+        """Forget the candidates of one turn (it held a secret)."""
+        for norm, bucket in self._by_norm.items():
+            self._by_norm[norm] = [m for m in bucket if m[1] != ref]
+        for values, bucket in self._by_values.items():
+            self._by_values[values] = [m for m in bucket if m[1] != ref]
+
+
 @dataclass(slots=True)
 class Detector:
     """Runs the rules over turns in order; remembers corrections to spot repeats.
@@ -117,6 +154,7 @@ class Detector:
     earlier: list[tuple[str, str]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
     _seen: list[tuple[str, str]] = field(default_factory=list)  # candidates met in this run
+    _sightings: _Sightings | None = None  # _seen and earlier, looked up as same() needs
     _error: tuple[str, str] | None = None  # (failing command, error signature)
     _since: list[str] = field(default_factory=list)  # commands run since that error
     _command: str | None = None  # the last tool call, until its result arrives
@@ -207,6 +245,8 @@ class Detector:
         if found and scan_secrets(turn.text):
             self.counts["secret"] += 1
             self._seen = [seen for seen in self._seen if seen[1] != turn.ref]
+            if self._sightings is not None:
+                self._sightings.drop(turn.ref)
             return []
         if self._error is not None and found:
             # advice given while a command is failing, about that failure (given in the
@@ -337,10 +377,12 @@ class Detector:
         if not text or len(text) > MAX_MEMORY_CHARS:
             return None
         if confidence < EXPLICIT:  # a candidate: promoted when it recurs
-            sightings = (*self._seen, *self.earlier)
-            if any(ref != turn.ref and same(text, t) for t, ref in sightings):
+            if self._sightings is None:
+                self._sightings = _Sightings(self.earlier)
+            if self._sightings.met_elsewhere(text, turn.ref):
                 confidence = REPEATED
             self._seen.append((text, turn.ref))
+            self._sightings.add(text, turn.ref)
         scope = scope_of(category if category != "remember" else kind, text)
         # the person's own explicit "remember ..." (a rule matched it) is theirs
         origin = "person" if category == "remember" and confidence >= EXPLICIT else "capture"

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_chain.capture.detector import (
     ERROR_FIX,
@@ -991,3 +993,45 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
 ) -> None:
     hit = classify(said)
     assert category == (hit[0] if hit else None), hit
+
+
+def _said_in_the_corpora() -> list[str]:
+    out = []
+    for path in sorted(capture_quality.CORPORA.glob("capture-hand*.txt"))[:4]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("U: "):
+                out.append(line[3:].partition(" => ")[0].partition(" ~> ")[0])
+    return out
+
+
+_SAID = _said_in_the_corpora()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_SAID[:60]),
+            st.sampled_from(["", " again", " 2", ", every 30 days", " Team A"]),
+            st.integers(0, 5),
+        ),
+        max_size=30,
+    )
+)
+def test_candidates_are_found_again_as_a_comparison_with_each_would(
+    met: list[tuple[str, str, int]],
+) -> None:
+    """Detector._detection looks a candidate up among those met before by what same()
+    needs (the normalised text, or the numbers and names): the answer is the one a
+    comparison with every candidate gives."""
+    from memory_chain.capture.detector import _Sightings
+    from memory_chain.workspace.dedup import same
+
+    seen: list[tuple[str, str]] = []
+    sightings = _Sightings()
+    for text, tail, turn in met:
+        text, ref = text + tail, f"t{turn}"
+        brute = any(r != ref and same(text, t) for t, r in seen)
+        assert brute == sightings.met_elsewhere(text, ref), (text, seen)
+        seen.append((text, ref))
+        sightings.add(text, ref)
