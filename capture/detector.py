@@ -637,7 +637,15 @@ def _replaces(command: str, failed: str, said: str) -> bool:
     # lint``, is neither: it is among the fixes when the failing command passes)
     same_shape = new[0] == old[0] and len(new) == len(old)
     if not (same_shape or (len(old) > 1 and new[1:] == old[1:])):
-        return False
+        # another program the person named by its first two words, not as a step before
+        # the failing one ("it's vitest now, run npx vitest": ``npx vitest run`` after
+        # ``npm test`` failed; revision 18)
+        return (
+            new[0] != old[0]
+            and len(new) >= 2
+            and _said_by(" ".join(new[:2]), said)
+            and _BEFORE_WORD.search(said) is None
+        )
     if _said_by(command, said) or new == old:
         return True
     added = {w.lower() for w in new[1:]} - {w.lower() for w in old} - _COMMON
@@ -645,6 +653,12 @@ def _replaces(command: str, failed: str, said: str) -> bool:
     return bool(added & heard)
 
 
+#: Words that make a command the person names a step before another: "run X first".
+_BEFORE_WORD: Final = re.compile(
+    r"\b(?:first|before|then|after that|zuerst|vorher|primero|antes|d'abord|avant|eerst|"
+    r"prima|primeiro)\b",
+    re.I,
+)
 _STEP: Final = re.compile(r"\s*(?:&&|;)\s*")
 
 

@@ -1035,3 +1035,29 @@ def test_candidates_are_found_again_as_a_comparison_with_each_would(
         assert brute == sightings.met_elsewhere(text, ref), (text, seen)
         seen.append((text, ref))
         sightings.add(text, ref)
+
+
+def test_another_program_the_person_named_replaces_the_failing_one() -> None:
+    """Revision 18: "run npx vitest" after ``npm test`` failed names the other way to run
+    it; "run pip install pyyaml first" names a step before it."""
+    failing = (("C", "Bash: npm test"), ("E", "Error: Jest encountered an unexpected token"))
+    found = detect(
+        _turns(
+            *failing,
+            ("U", "it's vitest now, not jest, run npx vitest"),
+            ("C", "Bash: npx vitest run"),
+            ("T", "Test Files 12 passed (12)"),
+        )
+    )
+    assert ["`Error: Jest encountered an unexpected token` -> fixed by `npx vitest run`"] == [
+        d.text for d in found if d.category == "error-fix"
+    ]
+    step = detect(
+        _turns(
+            *failing,
+            ("U", "run npx jest --clearCache first"),
+            ("C", "Bash: npx jest --clearCache"),
+            ("T", "Cleared /tmp/jest_rs"),
+        )
+    )
+    assert [] == [d for d in step if d.category == "error-fix"]

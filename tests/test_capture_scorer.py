@@ -125,10 +125,11 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("choose", 0.89, 0.81, 0.97, 0.89),  # s47: corrections, tools, ", ok?"
         # held out until session 44 (the figures before it in brackets), now half trained
         # on and half judged on: a regression check like any training part's
-        # s47: kept precision 0.94 -> 0.93, one lesson its labels leave out (h-corrections:
-        # the migration run in the container after it failed outside, a true error-fix;
-        # the part is the scorers' training text and stays as it is)
-        ("held-out", 0.84, 0.79, 0.93, 0.93),  # (0.79 0.77 0.95 0.97); s45 0.86 0.79 0.96 0.93
+        # s47: 0.84 .. 0.94 -> 0.82 .. 0.92, two lessons its labels leave out (h-corrections:
+        # the migration run in the container after it failed outside; h-release: `just
+        # release 2.4.0` at the person's word after `make release` failed), true error-fix
+        # pairs; the part is the scorers' training text and stays as it is
+        ("held-out", 0.82, 0.79, 0.92, 0.93),  # (0.79 0.77 0.95 0.97); s45 0.86 0.79 0.96 0.93
         ("held-out 2", 0.76, 0.89, 0.82, 0.96),  # (0.62 0.71 0.78 0.89)
         ("held-out 3", 0.84, 0.81, 0.97, 0.94),  # (0.67 0.73 0.84 0.92)
         ("held-out 4", 0.84, 0.91, 0.92, 0.97),  # (0.76 0.83 0.89 0.94)
