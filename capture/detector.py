@@ -1254,11 +1254,27 @@ def _told_fixes_joined(said: list[str]) -> list[str]:
             and _ERROR_SAID.search(out[-1])
             and _FIX_SAID.search(out[-1]) is None
             and _FIX_SAID.search(sentence)
+        ) or (
+            out
+            and _NOT_THAT.match(out[-1])
+            and _NOT_THAT_BUT.match(f"{out[-1].rstrip()} {sentence.lstrip()}")
         ):
             out[-1] = f"{out[-1].rstrip()} {sentence.lstrip()}"
         else:
             out.append(sentence)
     return out
+
+
+#: "not npm!" before the short sentence that says what instead ("not npm! pnpm"): one
+#: correction (revision 18).
+_NOT_THAT: Final = re.compile(r"^not [\w .+#/@-]{1,30}!+$", re.I)
+#: ... and read so: "not npm! pnpm" -> "Pnpm, not npm".
+_NOT_THAT_BUT: Final = re.compile(
+    r"^not (?!(?:now|yet|that|this|like that|like this|again|today|here|there|so)!)"
+    r"(?P<old>[\w.+#/@-]{1,30}(?: [\w.+#/@-]{1,30})?)!+\s*"
+    r"(?P<new>[\w.+#/@-]{1,30}(?: [\w.+#/@-]{1,30})?)[!.]*$",
+    re.I,
+)
 
 
 def _tells_a_fix(s: str) -> bool:
@@ -1618,6 +1634,11 @@ def _correction(s: str) -> tuple[str, str, str, float] | None:
     m = _STOP_DOING.match(s)
     if m:
         return "correction", "correction", "Do not keep " + m.group("x"), EXPLICIT
+    m = _NOT_THAT_BUT.match(s)
+    if m:
+        new = m.group("new").strip().rstrip(".")
+        text = f"{new[:1].upper()}{new[1:]}, not {m.group('old').strip()}"
+        return "correction", "correction", text, SINGLE_CORRECTION
     m = _CORRECTION_LEAD.match(s)
     if not m or m.end() == 0:
         return None

@@ -1061,3 +1061,26 @@ def test_another_program_the_person_named_replaces_the_failing_one() -> None:
         )
     )
     assert [] == [d for d in step if d.category == "error-fix"]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("not npm! pnpm", "Pnpm, not npm"),
+        ("Not MySQL! Postgres.", "Postgres, not MySQL"),
+        ("not like that! do it again", None),
+        ("not now! later", None),
+    ],
+)
+def test_not_this_but_that_in_two_exclamations_is_one_correction(
+    said: str, text: str | None
+) -> None:
+    """Revision 18: "not npm! pnpm" is one correction, "Pnpm, not npm"."""
+    hit = classify(" ".join(sentences_joined(said)))
+    assert (hit[2] if hit and hit[0] == "correction" else None) == text, hit
+
+
+def sentences_joined(text: str) -> list[str]:
+    from memory_chain.capture.detector import _told_fixes_joined, sentences
+
+    return _told_fixes_joined(sentences(text))[:1]
