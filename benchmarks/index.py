@@ -306,6 +306,7 @@ def bench_vectors(work: Path, reps: int, entries: int) -> dict[str, Any]:
                 "p99": pct(fused, 99),
             }
         texts = [r[0] for r in index.conn.execute("SELECT content FROM memories LIMIT 512")]
+    out["fresh"] = _fresh_searches(work, reps)
     model = vectors.get_embedder()
     model.passages(texts[:32])  # warm
     t0 = perf()
@@ -323,6 +324,60 @@ def bench_vectors(work: Path, reps: int, entries: int) -> dict[str, Any]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _fresh_searches(work: Path, runs: int) -> dict[str, Any]:
+    """`memory-chain search` as a fresh process with vectors (memory.vec made by the first),
+    lexically, and `--help`, interleaved: wall time (ms) and each process's peak memory
+    (MiB), medians; the first search with vectors (which writes memory.vec) apart."""
+    script = bench.cli_script()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *(str(REPO / d) for d in ("index", "cli"))],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    query = ["--dir", str(work), "search", "staging database deploys"]
+    cmds = {
+        "help": ([script, "--help"], "0"),
+        "vectors": ([script, *query], "1"),
+        "lexical": ([script, *query], "0"),
+    }
+
+    def run(name: str) -> tuple[float, float]:
+        argv, semantic = cmds[name]
+        t0 = perf()
+        child = subprocess.Popen(
+            argv,
+            env={**env, "MEMORY_CHAIN_SEMANTIC": semantic},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _, status, usage = os.wait4(child.pid, 0)
+        ms = (perf() - t0) * 1e3
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            raise SystemExit(f"{argv} failed ({child.returncode})")
+        return ms, usage.ru_maxrss / 1024
+
+    (work / "memory.vec").unlink(missing_ok=True)
+    first = run("vectors")
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+    for i in range(2 + 4 * runs):
+        for name in cmds:
+            t = run(name)
+            if i >= 2:
+                got[name].append(t)
+    return {
+        "first_vectors_ms": first[0],
+        "median_ms": {k: median(t for t, _ in v) for k, v in got.items()},
+        "peak_mib": {k: median(m for _, m in v) for k, v in got.items()},
+        "over_help": {
+            k: median(a[0] / b[0] for a, b in zip(got[k], got["help"], strict=True))
+            for k in ("vectors", "lexical")
+        },
+    }
 
 
 # -- 3. incremental sync ------------------------------------------------------------

@@ -9,6 +9,7 @@ are opened read-only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -25,6 +26,7 @@ from . import vectors
 from .schema import DB_NAME, connect, migrate
 from .settings import Settings, settings_from_config
 from .sync import IndexWarning, State, SyncResult, read_state, rebuild, sync, write_transaction
+from .vecfile import NAME as VECTOR_FILE
 
 __all__ = ["Clock", "Index", "purge_redacted", "system_clock", "visible"]
 
@@ -130,6 +132,7 @@ class Index:
                     raise OperationalError(f"cannot open {path}: {exc}") from None
                 conn = _replace_damaged(path, exc)
         index = cls(conn, layout, settings, clock, SyncResult(0, False))
+        index.vector_cache = vectors.Cache(root / VECTOR_FILE, durable=durable)
         if sync_now:
             try:
                 index.sync()
@@ -193,6 +196,8 @@ class Index:
         if self.last_sync.purged or self.last_sync.rebuilt:
             # Old pages of redacted text may still be in the WAL: fold it in and empty it.
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if self.last_sync.purged:
+            drop_vector_file(self.layout.root)  # it may hold a redacted text's vector
         return self.last_sync
 
     def rebuild(self) -> SyncResult:
@@ -208,14 +213,17 @@ class Index:
         recall is semantic; return how many (index/vectors.py)."""
         if not self.semantic:
             return 0
-        return vectors.embed_missing(self.conn, vectors.get_embedder(), limit=limit) or 0
+        done = vectors.embed_missing(self.conn, vectors.get_embedder(), limit=limit) or 0
+        vectors.mapped(self.conn, self.vector_cache)  # memory.vec made now, not by a search
+        return done
 
     def catch_up_vectors(self) -> None:
         """Before a semantic search: embed the texts without a vector when there are at
         most ``catch_up`` of them; with more, set ``backlog`` (recall stays lexical until
         `reindex` or the maintain job embeds them: every search would be slow, and
         ranked towards the few texts embedded so far). Looks only when something changed
-        since the last look (a scan of every memory: 0.6 s at 100k)."""
+        since the last look (the memories without a vector are read from a partial index:
+        they alone, not every memory)."""
         if not self.semantic or not self.catch_up:
             return
         now = vectors.state(self.conn)
@@ -367,6 +375,12 @@ def _replace_damaged(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
     return conn
 
 
+def drop_vector_file(root: Path) -> None:
+    """Delete memory.vec (index/vecfile.py), if this process may: a search makes it again."""
+    with contextlib.suppress(OSError):
+        (root / VECTOR_FILE).unlink()
+
+
 def purge_redacted(root: Path) -> None:
     """After a redaction: sync an existing index, so its copy of the text goes now.
 
@@ -374,6 +388,7 @@ def purge_redacted(root: Path) -> None:
     secure_delete zeroes the freed pages, and the WAL, which may still hold
     old pages, is checkpointed and truncated. Does nothing without an index.
     """
+    drop_vector_file(root)
     if not (root / DB_NAME).exists():
         return
     with Index.open(root):

@@ -228,6 +228,71 @@ def _ws_merged(db: Database) -> None:
     )
 
 
+def _vector_file(db: Database) -> None:
+    """What memory.vec (index/vecfile.py) and a search's catch-up read instead of every
+    row (specs/INDEX.md): each vector's place in the order they were written
+    (``vectors.added``, from the counter ``vectors_generation.inserted``), the count of
+    vectors deleted or changed (``deleted``), a random ``epoch`` naming this database
+    (memory.vec of another one is never read), and ``memories.embedded`` (1 while a
+    vector of the model is kept for its ``vec_key``) with a partial index of the active
+    memories with text that have a key and no vector. Triggers keep all of them, whoever
+    writes."""
+    from .vectors import MODEL
+
+    model = "'" + MODEL.replace("'", "''") + "'"
+    db.execute("ALTER TABLE vectors ADD COLUMN added INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX vectors_added ON vectors (added)")
+    for column, default in (("inserted", "0"), ("deleted", "0"), ("epoch", "''")):
+        kind = "TEXT" if column == "epoch" else "INTEGER"
+        db.execute(
+            f"ALTER TABLE vectors_generation ADD COLUMN {column} {kind} NOT NULL DEFAULT {default}"
+        )
+    db.execute("UPDATE vectors_generation SET epoch = lower(hex(randomblob(16)))")
+    db.execute("ALTER TABLE memories ADD COLUMN embedded INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        "UPDATE memories SET embedded = 1 WHERE vec_key IS NOT NULL AND EXISTS "
+        f"(SELECT 1 FROM vectors v WHERE v.model = {model} AND v.key = memories.vec_key)"
+    )
+    db.execute(
+        "CREATE INDEX memories_unembedded ON memories (seq) WHERE embedded = 0 "
+        "AND vec_key IS NOT NULL AND content IS NOT NULL AND status = 'active'"
+    )
+    has_vector = f"EXISTS (SELECT 1 FROM vectors WHERE model = {model} AND key = NEW.vec_key)"
+    for name, body in (
+        (
+            "vectors_added AFTER INSERT ON vectors",
+            "UPDATE vectors_generation SET inserted = inserted + 1; "
+            "UPDATE vectors SET added = (SELECT inserted FROM vectors_generation) "
+            "WHERE model = NEW.model AND key = NEW.key; "
+            f"UPDATE memories SET embedded = (NEW.model = {model}) OR embedded "
+            "WHERE vec_key = NEW.key;",
+        ),
+        (
+            "vectors_removed AFTER DELETE ON vectors",
+            "UPDATE vectors_generation SET deleted = deleted + 1; "
+            f"UPDATE memories SET embedded = 0 WHERE vec_key = OLD.key AND OLD.model = {model};",
+        ),
+        (
+            # a vector's value changed in place: memory.vec's copy is no longer it
+            "vectors_changed AFTER UPDATE OF model, key, vec ON vectors",
+            "UPDATE vectors_generation SET deleted = deleted + 1; "
+            f"UPDATE memories SET embedded = 0 WHERE vec_key = OLD.key AND OLD.model = {model}; "
+            f"UPDATE memories SET embedded = (NEW.model = {model}) OR embedded "
+            "WHERE vec_key = NEW.key;",
+        ),
+        (
+            "memories_keyed AFTER UPDATE OF vec_key ON memories",
+            f"UPDATE memories SET embedded = (NEW.vec_key IS NOT NULL AND {has_vector}) "
+            "WHERE seq = NEW.seq;",
+        ),
+        (
+            "memories_new_keyed AFTER INSERT ON memories WHEN NEW.vec_key IS NOT NULL",
+            f"UPDATE memories SET embedded = {has_vector} WHERE seq = NEW.seq;",
+        ),
+    ):
+        db.execute(f"CREATE TRIGGER {name} BEGIN {body} END")
+
+
 #: (name, step) in the order they run. Never rename or reorder one that
 #: shipped: add a new one at the end.
 MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
@@ -243,6 +308,7 @@ MIGRATIONS: Final[tuple[tuple[str, Callable[[Database], None]], ...]] = (
     ("0010_vector_keys", _vector_keys),
     ("0011_pinned", _pinned),
     ("0012_ws_merged", _ws_merged),
+    ("0013_vector_file", _vector_file),
 )
 
 

@@ -252,7 +252,8 @@ def user_prompt_submit(data_dir: Path, payload: dict[str, Any]) -> str:
         left = PROMPT_BUDGET
         if memory.has_chain and query:
             # Lexical, even with the semantic extra: the hook is a new process at every
-            # prompt, and loading the model and the vectors costs 0.2 s (1 s at 100k).
+            # prompt, and importing numpy, loading the model and embedding the prompt cost
+            # about 0.1 s (specs/INDEX.md 3.1).
             memory.index.semantic = False
             # No budget inside the search (a budget makes it widen its pool): it is kept here.
             for h in memory.search(query, limit=PROMPT_LIMIT * 3):
