@@ -281,13 +281,14 @@ def _vector_file(db: Database) -> None:
             "WHERE vec_key = NEW.key;",
         ),
         (
-            "memories_keyed AFTER UPDATE OF vec_key ON memories",
+            # whoever changes a key without saying whether its vector is kept (index/vectors.py
+            # sets embedded with the key: a second write of each row cost a rebuild 2.4 s at
+            # 100k, a subquery in WHEN 1.2 s). A row is inserted without a key (sync):
+            # embedded 0 is right for it.
+            "memories_keyed AFTER UPDATE OF vec_key ON memories WHEN "
+            "NEW.embedded = OLD.embedded AND NEW.vec_key IS NOT OLD.vec_key",
             f"UPDATE memories SET embedded = (NEW.vec_key IS NOT NULL AND {has_vector}) "
             "WHERE seq = NEW.seq;",
-        ),
-        (
-            "memories_new_keyed AFTER INSERT ON memories WHEN NEW.vec_key IS NOT NULL",
-            f"UPDATE memories SET embedded = {has_vector} WHERE seq = NEW.seq;",
         ),
     ):
         db.execute(f"CREATE TRIGGER {name} BEGIN {body} END")

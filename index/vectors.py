@@ -252,7 +252,12 @@ def _set_keys(conn: sqlite3.Connection, keys: list[tuple[str, int]]) -> None:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany("UPDATE memories SET vec_key = ? WHERE seq = ?", keys)
+        # embedded set with the key (the trigger memories_keyed then has nothing to write)
+        conn.executemany(
+            "UPDATE memories SET vec_key = :key, embedded = EXISTS "
+            "(SELECT 1 FROM vectors WHERE model = :model AND key = :key) WHERE seq = :seq",
+            [{"key": key, "seq": seq, "model": MODEL} for key, seq in keys],
+        )
         conn.execute("UPDATE vectors_generation SET generation = generation + 1")
     except BaseException:
         conn.execute("ROLLBACK")
