@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memory_chain.chain.format.newentry import NewEntry
 from memory_chain.chain.store.ledger import Ledger
@@ -288,3 +290,64 @@ def test_embedded_follows_the_vectors_whoever_writes_them(store: Path) -> None:
         check(conn)
         missing = vectors._missing(conn, None)
         assert [k for k, _ in missing if not k.startswith("ws:")] == [keys[0]]
+
+
+#: What happens to a store between two searches, in any order (the property below).
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(1, 12)),  # memories added and embedded
+        st.tuples(st.just("delete"), st.integers(0, 10**6)),  # a vector deleted (a prune)
+        st.tuples(st.just("change"), st.integers(0, 10**6)),  # a vector changed in place
+        st.tuples(st.just("unkey"), st.integers(0, 10**6)),  # a memory's key taken away
+        st.tuples(st.just("search"), st.integers(0, 5)),
+        st.tuples(st.just("reopen"), st.just(0)),  # another process searches next
+    ),
+    max_size=12,
+)
+
+
+@settings(
+    deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=_STEPS)
+def test_the_file_and_the_table_agree_whatever_happened_between_searches(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int]]
+) -> None:
+    root = tmp_path_factory.mktemp("store") / "data"
+    led = Ledger.init(root, name="prop")
+    _add(led, FILE_FROM)
+    index = Index.open(root)
+    try:
+        _embed(index.conn, 0)
+        added = FILE_FROM
+        for n, (step, arg) in enumerate(steps, start=1):
+            keys = [r[0] for r in index.conn.execute("SELECT key FROM vectors ORDER BY key")]
+            if step == "add":
+                _add(led, arg, start=added)
+                added += arg
+                index.sync()
+                _embed(index.conn, n)
+            elif step == "delete" and keys:
+                index.conn.execute("DELETE FROM vectors WHERE key = ?", (keys[arg % len(keys)],))
+            elif step == "change" and keys:
+                vec = np.zeros(vectors.DIM, dtype=np.float16)
+                vec[n % vectors.DIM] = 1
+                index.conn.execute(
+                    "UPDATE vectors SET vec = ? WHERE key = ?",
+                    (vec.tobytes(), keys[arg % len(keys)]),
+                )
+            elif step == "unkey":
+                index.conn.execute(
+                    "UPDATE memories SET vec_key = NULL WHERE seq = ?", (1 + arg % added,)
+                )
+            elif step == "reopen":
+                index.close()
+                index = Index.open(root)
+            elif step == "search":
+                _same_as_the_table(index, k=1 + arg * 3)
+        _same_as_the_table(index)
+        stale = vecfile.open_file(root / vecfile.NAME, vectors.MODEL, vectors.DIM)
+        assert stale is None or stale.matches(vecfile.stamp(index.conn))
+    finally:
+        index.close()
+        led.close()
