@@ -288,7 +288,9 @@ def _vector_file(db: Database) -> None:
             "memories_keyed AFTER UPDATE OF vec_key ON memories WHEN "
             "NEW.embedded = OLD.embedded AND NEW.vec_key IS NOT OLD.vec_key",
             f"UPDATE memories SET embedded = (NEW.vec_key IS NOT NULL AND {has_vector}) "
-            "WHERE seq = NEW.seq;",
+            "WHERE seq = NEW.seq; "
+            # a reader's matrix maps vectors to memories by key: it is read again
+            "UPDATE vectors_generation SET generation = generation + 1;",
         ),
     ):
         db.execute(f"CREATE TRIGGER {name} BEGIN {body} END")
