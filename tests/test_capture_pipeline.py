@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -449,11 +449,17 @@ def test_the_hook_never_fails_the_agent(raw: Cli, tmp_path: Path) -> None:
     assert before == raw.chain.read_bytes()
 
 
+def _said_today() -> bytes:
+    """CONVERSATION as said today (UTC): the session start shows the daily files of today
+    and yesterday only, and the command line reads the real clock."""
+    return CONVERSATION.replace(b'"2026-11-25T', f'"{datetime.now(UTC).date()}T'.encode())
+
+
 def test_cli_capture_and_curate_print_what_they_did(raw: Cli, tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     t = tmp_path / "s.jsonl"
-    t.write_bytes(CONVERSATION)
+    t.write_bytes(_said_today())
     out = raw.ok("capture", "-t", str(t), "--project", str(project)).out
     assert "wrote 4 captured, 1 candidates to the local daily file" in out
     assert "committed: seq 1 decision: Decided to use Postgres for the job queue" in out
@@ -493,7 +499,7 @@ def test_the_session_start_leaves_out_captures_bookkeeping(raw: Cli, tmp_path: P
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     t = tmp_path / "s.jsonl"
-    t.write_bytes(CONVERSATION)
+    t.write_bytes(_said_today())
     raw.ok("capture", "-t", str(t), "--project", str(project), "--flush")
     daily = next((project / ".memory-chain" / "local" / "memory").glob("*.md")).read_text()
     assert "Compaction (" in daily  # the record is written, for a person to read
