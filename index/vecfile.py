@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-__all__ = ["NAME", "Stamp", "VecFile", "build", "drop", "open_file", "stamp"]
+__all__ = ["NAME", "Stamp", "VecFile", "build", "drop", "fresh_rows", "open_file", "stamp"]
 
 NAME: Final = "memory.vec"
 MAGIC: Final = b"MCVEC1\n\x00"
@@ -215,3 +215,12 @@ def delta(conn: sqlite3.Connection, model: str, after: int) -> list[tuple[str, A
         f"SELECT key, vec FROM vectors WHERE added > ? AND +model = ? AND {NOT_WS}",
         (after, model),
     ).fetchall()
+
+
+def fresh_rows(conn: sqlite3.Connection, path: Path, model: str, dim: int) -> int | None:
+    """How many vectors the file at ``path`` holds when a search would read it; None when
+    there is none or it is stale (read only: doctor)."""
+    found = open_file(path, model, dim)
+    if found is None or not found.matches(stamp(conn)):
+        return None
+    return found.rows

@@ -356,10 +356,15 @@ def _semantic(memory: Memory) -> list[Check]:
     detail = f"on: recall and capture read meaning ({vectors.MODEL})"
     if not memory.has_chain:
         return [Check("semantic", "ok", detail)]
+    from memory_chain.index import vecfile
     from memory_chain.index.db import CATCH_UP, Index
 
     with Index.open(memory.data_dir, sync_now=False) as index:
         missing = vectors.unembedded(index.conn)
+        path = memory.data_dir / vecfile.NAME
+        mapped = vecfile.fresh_rows(index.conn, path, vectors.MODEL, vectors.DIM)
+    if mapped is not None:
+        detail += f"; {vecfile.NAME} maps {mapped:,} vectors"
     if missing > CATCH_UP:
         return [
             Check(

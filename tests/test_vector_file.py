@@ -107,6 +107,29 @@ def test_a_search_maps_the_file_and_finds_what_the_table_finds(store: Path) -> N
     assert len(_keys(path)) == 60
 
 
+def test_doctor_says_how_many_vectors_the_file_maps(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_chain.integrations.api import Memory
+    from memory_chain.integrations.doctor import diagnose
+
+    monkeypatch.setenv(vectors.ENV, "1")
+
+    def semantic() -> str:
+        with Memory.open(store, project=False) as memory:
+            return next(c for c in diagnose(memory) if c.name == "semantic").detail
+
+    assert vecfile.NAME not in semantic()
+    with Index.open(store) as index:
+        _same_as_the_table(index)
+    assert semantic().endswith(f"; {vecfile.NAME} maps 60 vectors")
+    conn = sqlite3.connect(store / "memory.db", isolation_level=None)
+    conn.execute("DELETE FROM vectors WHERE key = (SELECT min(key) FROM vectors)")
+    conn.close()
+    assert vecfile.NAME not in semantic()  # stale: not counted, and not deleted by doctor
+    assert (store / vecfile.NAME).exists()
+
+
 def test_a_small_store_keeps_no_file(ledger: Ledger, data_dir: Path) -> None:
     _add(ledger, FILE_FROM - 1)
     ledger.close()
