@@ -285,6 +285,7 @@ def add(
         else:
             last = done.first + done.entries - 1
             click.echo(f"added {done.entries} entries: seq {done.first}..{last}")
+        _note_unembedded(done.entries)
         return
     if text is None:
         raise InputError("nothing to add", hint="give TEXT, - for stdin, or --batch FILE")
@@ -308,6 +309,26 @@ def add(
         emit_json({"seq": r.seq, "hash": r.hash, "ts": r.ts, "content": r.content})
     else:
         click.echo(f"added seq {r.seq} {r.hash}")
+
+
+def _note_unembedded(added: int) -> None:
+    """After a batch larger than a search embeds first (index.db.CATCH_UP), with recall
+    by meaning on: say on stderr that search stays lexical until `reindex` embeds them
+    (index/vectors.py; the batch is not embedded here: add stays fast)."""
+    from memory_chain.index.db import CATCH_UP
+
+    if added <= CATCH_UP:
+        return
+    from memory_chain.index import vectors
+    from memory_chain.index.settings import semantic_setting
+
+    if vectors.enabled(semantic_setting(data_dir())):
+        click.echo(
+            f"note: search embeds at most {CATCH_UP:,} new memories first; until "
+            f"`memory-chain reindex` (or the maintain job) embeds these {added:,}, "
+            "recall is lexical",
+            err=True,
+        )
 
 
 def _with_origin(item: Any, origin: str | None) -> Any:

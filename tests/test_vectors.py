@@ -397,3 +397,27 @@ def test_a_stale_key_follows_the_words_and_is_embedded_once(data_dir: Path) -> N
             right,
         )
         assert index.embed() == 0
+
+
+def test_a_batch_too_large_to_embed_at_a_search_says_how_to_embed_it(
+    raw: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation imported whole (more memories than a search embeds first) is
+    searched lexically until `reindex`: `add --batch` says so, on stderr, when recall by
+    meaning is on; a smaller batch, or recall that is lexical anyway, says nothing."""
+    from memory_chain.index import db
+
+    monkeypatch.setattr(db, "CATCH_UP", 3)
+    lines = "".join(f'{{"content": "turn {i} of the imported chat"}}\n' for i in range(4))
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(lines)
+    on = raw.ok("add", "--batch", str(batch), env={vectors.ENV: "1"})
+    assert "added 4 entries" in on.out
+    if vectors.available():
+        assert on.err.startswith("note: search embeds at most 3 new memories first")
+        assert "`memory-chain reindex`" in on.err and "these 4" in on.err
+    else:
+        assert on.err == ""
+    assert raw.ok("add", "--batch", str(batch), env={vectors.ENV: "0"}).err == ""
+    batch.write_text(lines.splitlines(keepends=True)[0] * 1)
+    assert raw.ok("add", "--batch", str(batch), env={vectors.ENV: "1"}).err == ""
