@@ -500,8 +500,8 @@ def nearest(
 # -- memory.vec ----------------------------------------------------------------
 
 #: From this many memories' vectors on, a search maps memory.vec (index/vecfile.py)
-#: instead of reading every vector from the table: 0.9 s and 300 MB a fresh process at
-#: 100k, against about 11 ms. Below it the table is read (a few ms) and no file is made.
+#: instead of reading every vector from the table: 0.9 s at 100k, against about 11 ms.
+#: Below it the table is read (a few ms) and no file is made.
 FILE_FROM: int = 1000
 #: memory.vec is written again once the vectors written after it outnumber this share of
 #: it (and REWRITE_MIN): until then a search reads them from the table too.
