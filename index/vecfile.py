@@ -158,6 +158,8 @@ def build(conn: sqlite3.Connection, path: Path, model: str, dim: int, *, durable
 
     import numpy as np
 
+    from memory_chain.chain.format.progress import track
+
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
@@ -187,11 +189,13 @@ def build(conn: sqlite3.Connection, path: Path, model: str, dim: int, *, durable
                 keys: list[bytes] = []
                 cursor = conn.execute(f"SELECT key, vec FROM vectors WHERE {where}", (model,))
                 written = 0
+                advance = track(NAME, rows, "vectors")  # a bar on a terminal: 7 s at 1M
                 while batch := cursor.fetchmany(_CHUNK):
                     keys.extend(k.encode("ascii").ljust(width) for k, _ in batch)
                     flat = np.frombuffer(b"".join(v for _, v in batch), dtype="<f2")
                     out.write(flat.astype("<f4").tobytes())
                     written += len(batch)
+                    advance(len(batch))
                 if written != rows:  # cannot happen inside one read transaction
                     raise sqlite3.DatabaseError("vectors changed while memory.vec was written")
                 out.write(b"".join(keys))
