@@ -9,7 +9,6 @@ are opened read-only.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import time
@@ -22,11 +21,10 @@ from urllib.parse import quote
 from memory_chain.chain.format.config import Config, Layout
 from memory_chain.chain.format.errors import ChainStateError, OperationalError
 
-from . import vectors
+from . import vecfile, vectors
 from .schema import DB_NAME, connect, migrate
 from .settings import Settings, settings_from_config
 from .sync import IndexWarning, State, SyncResult, read_state, rebuild, sync, write_transaction
-from .vecfile import NAME as VECTOR_FILE
 
 __all__ = ["Clock", "Index", "purge_redacted", "system_clock", "visible"]
 
@@ -132,7 +130,7 @@ class Index:
                     raise OperationalError(f"cannot open {path}: {exc}") from None
                 conn = _replace_damaged(path, exc)
         index = cls(conn, layout, settings, clock, SyncResult(0, False))
-        index.vector_cache = vectors.Cache(root / VECTOR_FILE, durable=durable)
+        index.vector_cache = vectors.Cache(root / vecfile.NAME, durable=durable)
         if sync_now:
             try:
                 index.sync()
@@ -197,7 +195,7 @@ class Index:
             # Old pages of redacted text may still be in the WAL: fold it in and empty it.
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if self.last_sync.purged:
-            drop_vector_file(self.layout.root)  # it may hold a redacted text's vector
+            vecfile.drop(self.layout.root / vecfile.NAME)  # it may hold a redacted text's vector
         return self.last_sync
 
     def rebuild(self) -> SyncResult:
@@ -375,12 +373,6 @@ def _replace_damaged(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
     return conn
 
 
-def drop_vector_file(root: Path) -> None:
-    """Delete memory.vec (index/vecfile.py), if this process may: a search makes it again."""
-    with contextlib.suppress(OSError):
-        (root / VECTOR_FILE).unlink()
-
-
 def purge_redacted(root: Path) -> None:
     """After a redaction: sync an existing index, so its copy of the text goes now.
 
@@ -388,7 +380,7 @@ def purge_redacted(root: Path) -> None:
     secure_delete zeroes the freed pages, and the WAL, which may still hold
     old pages, is checkpointed and truncated. Does nothing without an index.
     """
-    drop_vector_file(root)
+    vecfile.drop(root / vecfile.NAME)
     if not (root / DB_NAME).exists():
         return
     with Index.open(root):

@@ -143,8 +143,9 @@ def open_file(path: Path, model: str, dim: int) -> VecFile | None:
 
 
 def drop(path: Path) -> None:
-    """Delete the file (a redaction, a prune, a stale file seen): it is made again."""
-    with contextlib.suppress(FileNotFoundError):
+    """Delete the file (a redaction, a prune, a stale file seen), if this process may: it
+    is made again."""
+    with contextlib.suppress(OSError):
         path.unlink()
 
 

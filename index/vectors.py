@@ -529,8 +529,7 @@ def mapped(conn: sqlite3.Connection, cache: Cache) -> bool:
         found = vecfile.open_file(cache.path, MODEL, DIM)
         if found is not None and not found.matches(now):
             found = None
-            with contextlib.suppress(OSError):
-                vecfile.drop(cache.path)  # stale: what it holds may have been redacted
+            vecfile.drop(cache.path)  # stale: what it holds may have been redacted
     rows = vecfile.delta(conn, MODEL, found.added) if found is not None else []
     if found is None or len(rows) > max(REWRITE_MIN, REWRITE_SHARE * found.rows):
         if found is None and not _at_least(conn, FILE_FROM):

@@ -10,8 +10,10 @@ they are read from, not what they mean.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +93,16 @@ def store(ledger: Ledger, data_dir: Path) -> Path:
     return data_dir
 
 
+@contextlib.contextmanager
+def _another_process(store: Path) -> Iterator[sqlite3.Connection]:
+    """memory.db opened as another process would, behind this one's caches."""
+    conn = sqlite3.connect(store / "memory.db", isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
 def _keys(path: Path) -> set[str]:
     f = vecfile.open_file(path, vectors.MODEL, vectors.DIM)
     assert f is not None
@@ -123,9 +135,8 @@ def test_doctor_says_how_many_vectors_the_file_maps(
     with Index.open(store) as index:
         _same_as_the_table(index)
     assert semantic().endswith(f"; {vecfile.NAME} maps 60 vectors")
-    conn = sqlite3.connect(store / "memory.db", isolation_level=None)
-    conn.execute("DELETE FROM vectors WHERE key = (SELECT min(key) FROM vectors)")
-    conn.close()
+    with _another_process(store) as conn:
+        conn.execute("DELETE FROM vectors WHERE key = (SELECT min(key) FROM vectors)")
     assert vecfile.NAME not in semantic()  # stale: not counted, and not deleted by doctor
     assert (store / vecfile.NAME).exists()
 
@@ -205,10 +216,9 @@ def test_a_file_is_never_read_after_a_vector_was_deleted_or_changed(store: Path)
     with Index.open(store) as index:
         _same_as_the_table(index)
     # another process deletes a vector behind the file's back (a prune): stale, deleted
-    conn = sqlite3.connect(store / "memory.db", isolation_level=None)
-    (key,) = conn.execute("SELECT vec_key FROM memories WHERE seq = 3").fetchone()
-    conn.execute("DELETE FROM vectors WHERE key = ?", (key,))
-    conn.close()
+    with _another_process(store) as conn:
+        (key,) = conn.execute("SELECT vec_key FROM memories WHERE seq = 3").fetchone()
+        conn.execute("DELETE FROM vectors WHERE key = ?", (key,))
     stale = vecfile.open_file(path, vectors.MODEL, vectors.DIM)
     assert stale is not None
     with Index.open(store) as index:
@@ -216,12 +226,11 @@ def test_a_file_is_never_read_after_a_vector_was_deleted_or_changed(store: Path)
         _same_as_the_table(index)
     assert key not in _keys(path)
     # a value changed in place is as stale as one deleted
-    conn = sqlite3.connect(store / "memory.db", isolation_level=None)
-    (key,) = conn.execute("SELECT vec_key FROM memories WHERE seq = 4").fetchone()
     other = np.zeros(vectors.DIM, dtype=np.float16)
     other[0] = 1
-    conn.execute("UPDATE vectors SET vec = ? WHERE key = ?", (other.tobytes(), key))
-    conn.close()
+    with _another_process(store) as conn:
+        (key,) = conn.execute("SELECT vec_key FROM memories WHERE seq = 4").fetchone()
+        conn.execute("UPDATE vectors SET vec = ? WHERE key = ?", (other.tobytes(), key))
     with Index.open(store) as index:
         _same_as_the_table(index)
         hits = vectors.nearest(index.conn, index.vector_cache, other.astype(np.float32), 1)
