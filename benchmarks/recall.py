@@ -35,6 +35,8 @@ of a year, 24 sessions and 306 turns, with questions that gather a list over man
 sessions; tuning material. ``held-out-4`` (recall-heldout4.txt, session 41): written
 after that, questions first, and run once. ``held-out-5`` (recall-heldout5.txt): written
 after every step of session 41, its questions in other words than the chat's; run once.
+``held-out-6`` (recall-heldout6.txt, session 49): written before the sparse head was
+tried, from a timeline of events first; run only after that was settled.
 """
 
 from __future__ import annotations
@@ -140,6 +142,9 @@ HELD_OUT_4 = REPO / "tests" / "corpora" / "recall-heldout4.txt"
 #: Written after every step of session 41, the questions in other words than the chat's;
 #: run once.
 HELD_OUT_5 = REPO / "tests" / "corpora" / "recall-heldout5.txt"
+#: Written in session 49 before the sparse head was tried, from a timeline of events
+#: first; run only after it was settled.
+HELD_OUT_6 = REPO / "tests" / "corpora" / "recall-heldout6.txt"
 
 
 def hand_conversations(path: Path = HAND) -> list[Conversation]:
@@ -184,6 +189,7 @@ HAND_PARTS: dict[str, tuple[Path, ...]] = {
     "life": (LIFE,),
     "held-out-4": (HELD_OUT_4,),
     "held-out-5": (HELD_OUT_5,),
+    "held-out-6": (HELD_OUT_6,),
 }
 
 
