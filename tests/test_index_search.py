@@ -554,6 +554,7 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
         HELD_OUT_3,
         HELD_OUT_4,
         HELD_OUT_5,
+        HELD_OUT_6,
         HELD_OUT_HAND,
         KINDS,
         LIFE,
@@ -564,7 +565,7 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
 
     parts = (
         *(HAND, HAND_LONG, HELD_OUT_HAND, LONG, LONG_HELD_OUT),
-        *(HELD_OUT_3, LIFE, HELD_OUT_4, HELD_OUT_5),
+        *(HELD_OUT_3, LIFE, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6),
     )
     for path in parts:
         convs = hand_conversations(path)
@@ -580,3 +581,5 @@ def test_the_hand_written_recall_parts_parse_and_cover_every_kind() -> None:
     assert (len(fourth.turns), len(fourth.questions)) == (219, 47)
     (fifth,) = hand_conversations(HELD_OUT_5)
     assert (len(fifth.turns), len(fifth.questions)) == (124, 36)
+    sixth = hand_conversations(HELD_OUT_6)
+    assert [(len(c.turns), len(c.questions)) for c in sixth] == [(76, 23), (52, 23)]
