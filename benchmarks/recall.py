@@ -2,6 +2,7 @@
 
     python benchmarks/recall.py [--part tune|held-out|both] [--semantic] [--misses]
     python benchmarks/recall.py --tune
+    python benchmarks/recall.py --part P --pool P2,P3 [--semantic]   # one store of all
 
 Each conversation of tests/corpora/recall_gen.py becomes a chain of its own:
 every turn one memory (``<speaker>: <text>``, its session in ``meta``),
@@ -120,6 +121,7 @@ class Built:
     root: Path
     by_seq: dict[int, str]
     session_of: dict[str, str]
+    part: str = ""  # in one store of several parts (``build_one``): the part it is of
 
 
 HAND = REPO / "tests" / "corpora" / "recall-hand.txt"
@@ -228,21 +230,31 @@ def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Buil
     return out
 
 
-def build_one(part: str, tmp: Path, count: int = 60) -> list[Built]:
-    """Every conversation of a part in one chain (issue 27: a store large enough that
-    common words pass index/topk.py's bound); sessions are named per conversation."""
+def build_one(
+    part: str, tmp: Path, count: int = 60, *, more: tuple[str, ...] = (), semantic: bool = False
+) -> list[Built]:
+    """Every conversation of a part (and of the parts ``more``) in one chain (issue 27: a
+    store large enough that common words pass index/topk.py's bound; issue 25: questions
+    asked among the other conversations' turns, as in a store that holds many); sessions
+    are named per part and conversation."""
     root = tmp / f"{part}-one"
     led = Ledger.init(root, name=part)
     out = []
     by_seq: dict[int, str] = {}  # every conversation's: a turn of another one is a miss
     session_of: dict[str, str] = {}
-    for conv in part_conversations(part, count):
-        entries = [turn_entry(t, f"{conv.name}/{t.session}") for t in conv.turns]
-        appended = led.add_batch(entries)
-        by_seq.update((a.seq, t.id) for a, t in zip(appended, conv.turns, strict=True))
-        session_of.update((t.id, f"{conv.name}/{t.session}") for t in conv.turns)
-        out.append(Built(conv, root, by_seq, session_of))
+    for name in (part, *more):
+        for conv in part_conversations(name, count):
+            where = f"{name}/{conv.name}"
+            entries = [turn_entry(t, f"{where}/{t.session}") for t in conv.turns]
+            appended = led.add_batch(entries)
+            by_seq.update((a.seq, t.id) for a, t in zip(appended, conv.turns, strict=True))
+            session_of.update((t.id, f"{where}/{t.session}") for t in conv.turns)
+            out.append(Built(conv, root, by_seq, session_of, name))
     led.close()
+    if semantic:
+        with Index.open(root) as index:
+            index.semantic = True
+            index.embed()
     return out
 
 
@@ -291,14 +303,22 @@ def run(part: str, *, semantic: bool = False, count: int = 60) -> tuple[Tally, T
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def ask_raw(built: list[Built]) -> Tally:
+def ask_raw(built: list[Built], among: list[Built] | None = None) -> Tally:
+    """Raw bm25 over each conversation's turns, or over the turns of all of ``among``
+    (one store of several conversations)."""
     tally = Tally()
+    pooled = None
+    if among is not None:
+        pooled = raw_bm25(Conversation("all", turns=[t for b in among for t in b.conv.turns]))
     for b in built:
-        db = raw_bm25(b.conv)
+        db = pooled or raw_bm25(b.conv)
         for q in b.conv.questions:
             base = raw_search(db, q.text)
             tally.add(q.kind, *_recalls(base, q.evidence, b.session_of))
-        db.close()
+        if pooled is None:
+            db.close()
+    if pooled is not None:
+        pooled.close()
     return tally
 
 
@@ -401,6 +421,12 @@ def main() -> None:
         "these comma-separated bounds of index/topk.py (issue 27)",
     )
     p.add_argument(
+        "--pool",
+        metavar="PARTS",
+        help="every conversation of --part and of these comma-separated parts in one "
+        "chain; each part's questions asked there (issue 25: a store of many conversations)",
+    )
+    p.add_argument(
         "--semantic",
         action="store_true",
         help="also rank with vectors (the semantic extra; embeds every turn, ~1.5 min a part)",
@@ -425,6 +451,20 @@ def main() -> None:
             tune_neighbours([build(p, tmp, semantic=True) for p in ("tune", "hand")])
             return
         parts = ["tune", "held-out"] if args.part == "both" else [args.part]
+        if args.pool:
+            more = tuple(x for x in args.pool.split(",") if x)
+            built = build_one(parts[0], tmp, more=more, semantic=args.semantic)
+            for name in (parts[0], *more):
+                mine = [b for b in built if b.part == name]
+                rows = {
+                    "raw bm25": ask_raw(mine, built),
+                    "lexical": ask(mine, semantic=False),
+                }
+                if args.semantic:
+                    rows["semantic"] = ask(mine, semantic=True, misses=args.misses)
+                print(table(f"{name}, among {len(built)} conversations", rows))
+                print()
+            return
         if args.one_store:
             bounds = [int(b) for b in args.one_store.split(",")]
             for part in parts:

@@ -129,3 +129,93 @@ def test_a_question_about_the_wrong_person_finds_the_right_turn(
         hits = search(index, "What is the name of Diego's cat?", limit=3, record=False)
         assert index.query_vector is not None
     assert "grey cat called Tofu" in hits[0].text  # embedded with "Diego": third
+
+
+# -- several conversations in one store (session 49) -----------------------------------
+
+#: Two conversations that share their words: Ravi asks, Helga answers; Mei and Tomas talk
+#: about their own dog, more often and in the same words.
+TWO_CHATS = [
+    ("ravi-helga", "Ravi", "How is the new puppy settling in?"),
+    ("ravi-helga", "Helga", "She is a rescue dog from the shelter, we adopted her on Monday."),
+    ("ravi-helga", "Ravi", "Lovely, send me a picture."),
+    ("mei-tomas", "Mei", "Tomas adopted a rescue dog too, a dog from the shelter."),
+    ("mei-tomas", "Tomas", "Yes, the dog we adopted is a rescue dog and very sweet."),
+    ("mei-tomas", "Mei", "The dog from the shelter sleeps all day."),
+]
+
+
+def _two_chats(root: Path) -> Path:
+    led = Ledger.init(root, name="chats")
+    led.add_batch(
+        [
+            NewEntry(
+                content=f"{who}: {said}".encode(),
+                meta={"session": f"{chat}/1", "date": "2024-04-06"},
+            )
+            for chat, who, said in TWO_CHATS
+        ]
+        # other memories, so that the chats' words are rare enough to weigh (bm25's idf)
+        + [NewEntry(content=f"Fact {i}: the build runs on runner {i}.".encode()) for i in range(30)]
+    )
+    led.close()
+    return root
+
+
+def test_a_question_naming_a_speaker_is_answered_from_their_conversation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Which dog did Ravi's friend adopt?": Helga's answer to Ravi, not the other chat's
+    turns that say "dog", "rescue" and "adopted" more often."""
+    root = _two_chats(tmp_path / "d")
+    question = "Which rescue dog did Ravi's friend adopt from the shelter?"
+    with Index.open(root) as index:
+        index.semantic = False
+        after = {h.text: h.parts[0] for h in search(index, question, limit=6, record=False)}
+        factor = query.SPEAKER_FACTOR
+        monkeypatch.setattr(query, "SPEAKER_FACTOR", 1.0)
+        before = {h.text: h.parts[0] for h in search(index, question, limit=6, record=False)}
+    answer = "Helga: She is a rescue dog from the shelter, we adopted her on Monday."
+    others = [f"{who}: {said}" for chat, who, said in TWO_CHATS if chat == "mei-tomas"]
+    # by its words alone a turn of the other chat matches better than the answer
+    assert before[answer] < max(before[t] for t in others)
+    # set aside: SPEAKER_FACTOR of their text part; Ravi's chat as it was, the answer first
+    for t in others:
+        assert after[t] == pytest.approx(factor * before[t]), t
+    for t in set(before) - set(others):
+        assert after[t] == pytest.approx(before[t]), t
+    assert after[answer] > max(after[t] for t in others)
+
+
+def test_a_word_that_begins_memories_without_a_colon_is_no_speaker(tmp_path: Path) -> None:
+    """ "Postgres runs on..." begins with a name-like word, but no one says it: nothing is
+    set aside."""
+    led = Ledger.init(tmp_path / "d", name="notes")
+    led.add_batch(
+        [
+            NewEntry(content=b"Postgres runs on port 5432 in staging."),
+            NewEntry(content=b"The staging database is Postgres 16 with pgvector."),
+        ]
+    )
+    led.close()
+    with Index.open(tmp_path / "d") as index:
+        assert speakers(index, "Which Postgres version is in staging?") == ["Postgres"]
+        assert query.elsewhere(index, ["Postgres"], {1: None, 2: None}) == set()
+
+
+def test_a_turn_far_from_any_of_the_speakers_turns_is_elsewhere(tmp_path: Path) -> None:
+    """Near is the same session and at most SPEAKER_WINDOW memories away by seq."""
+    led = Ledger.init(tmp_path / "d", name="chat")
+    w = query.SPEAKER_WINDOW
+    led.add_batch(
+        [NewEntry(content=b"Ravi: hello there.", meta={"session": "a"})]
+        + [
+            NewEntry(content=f"Helga: line {i}.".encode(), meta={"session": "a"})
+            for i in range(w + 1)
+        ]
+        + [NewEntry(content=b"Helga: in another session.", meta={"session": "b"})]
+    )
+    led.close()
+    with Index.open(tmp_path / "d") as index:
+        sessions = {seq: ("b" if seq == w + 3 else "a") for seq in range(2, w + 4)}
+        assert query.elsewhere(index, ["Ravi"], sessions) == {w + 2, w + 3}
