@@ -675,11 +675,11 @@ def text_parts(
     return list(rows.values()), parts, seen
 
 
-#: A question that names a speaker ("What did Ravi name his dog?") is about
-#: the conversations that speaker takes part in: a candidate none of the named speakers
-#: has a turn ("Ravi: ...") near keeps SPEAKER_FACTOR of its text part. Several conversations in one
-#: store share their words ("promotion", "dog"), and the embedded query leaves the names
-#: out (``without_speakers``): the turns of the others came first. Near: in the same
+#: A question that names a speaker ("What did Ravi name his dog?") is about the
+#: conversations that speaker takes part in: a candidate none of the named speakers has a
+#: turn ("Ravi: ...") near keeps SPEAKER_FACTOR of its text part. Several conversations in
+#: one store share their words ("promotion", "dog"), and the embedded query leaves the
+#: names out (``without_speakers``): the turns of the others came first. Near: in the same
 #: session, at most SPEAKER_WINDOW memories away by seq (a conversation is added in
 #: order). In a store of one conversation every turn is near one of each speaker, and
 #: nothing changes. Chosen on the tuning parts of benchmarks/recall.py added to one store
