@@ -311,7 +311,7 @@ def ask_raw(built: list[Built], among: list[Built] | None = None) -> Tally:
     if among is not None:
         pooled = raw_bm25(Conversation("all", turns=[t for b in among for t in b.conv.turns]))
     for b in built:
-        db = pooled or raw_bm25(b.conv)
+        db = raw_bm25(b.conv) if pooled is None else pooled
         for q in b.conv.questions:
             base = raw_search(db, q.text)
             tally.add(q.kind, *_recalls(base, q.evidence, b.session_of))

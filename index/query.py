@@ -480,16 +480,12 @@ _CAPITAL: Final = lazy(r"\b([A-Z][a-z]{1,30})(?:'s|’s)?\b")
 def speakers(index: Index, query: str) -> list[str]:
     """The names in ``query`` that begin a memory ("Hana: I signed up for a class..."):
     the speakers of a conversation's turns (issue 25)."""
-    out: list[str] = []
-    for name in _CAPITAL.findall(query):
-        if name.casefold() in STOP_WORDS or name in out:
-            continue
-        found = index.conn.execute(
-            "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (f'^"{name}"',)
-        ).fetchone()
-        if found is not None:
-            out.append(name)
-    return out
+    first = "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1"
+    return [
+        name
+        for name in _named(query)
+        if index.conn.execute(first, (f'^"{name}"',)).fetchone() is not None
+    ]
 
 
 def without_speakers(index: Index, query: str) -> str:
@@ -668,8 +664,8 @@ def text_parts(
         parts = {s: parts.get(s, 0.0) + TIME_WEIGHT * when.get(s, 0.0) for s in rows}
     parts = {s: parts.get(s, 0.0) for s in rows}
     neighbours(index, rows, parts, where, params)
-    turns = any(_LABEL.match(row[9] or "") for row in rows.values())
-    if SPEAKER_FACTOR < 1 and turns and (names := _named(query)):
+    names = _named(query) if SPEAKER_FACTOR < 1 else []
+    if names and any(_LABEL.match(row[9] or "") for row in rows.values()):
         for seq in elsewhere(index, names, {s: row[7] for s, row in rows.items()}):
             parts[seq] *= SPEAKER_FACTOR
     return list(rows.values()), parts, seen
