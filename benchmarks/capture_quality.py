@@ -265,6 +265,7 @@ PARTS = {
     "held-out 17": CORPORA / "capture-heldout17.txt",
     "held-out 18": CORPORA / "capture-heldout18.txt",
     "held-out 19": CORPORA / "capture-heldout19.txt",
+    "held-out 20": CORPORA / "capture-heldout20.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
