@@ -3,6 +3,7 @@
     python benchmarks/recall.py [--part tune|held-out|both] [--semantic] [--misses]
     python benchmarks/recall.py --tune
     python benchmarks/recall.py --part P --pool P2,P3 [--semantic]   # one store of all
+    python benchmarks/recall.py --part P --haystack 600 [--semantic]  # a long conversation
 
 Each conversation of tests/corpora/recall_gen.py becomes a chain of its own:
 every turn one memory (``<speaker>: <text>``, its session in ``meta``),
@@ -38,6 +39,14 @@ after that, questions first, and run once. ``held-out-5`` (recall-heldout5.txt):
 after every step of session 41, its questions in other words than the chat's; run once.
 ``held-out-6`` (recall-heldout6.txt, session 49): written before the sparse head was
 tried, from a timeline of events first; run only after that was settled.
+
+``--haystack N`` (session 50) pads each conversation of a hand-written part to N turns
+with whole sessions of the other hand-written tuning parts (then the generated tune
+part), their speakers renamed to the conversation's two people: the published set's
+conversations are about 600 turns long, ours 50 to 300, and a question's words come back
+in many sessions that do not answer it. Only the conversation's own turns are evidence,
+so a filler turn that happens to answer (a renamed person's other cat) counts against:
+the figures are a pessimistic bound, as a conversation alone is an optimistic one.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "corpora"))
@@ -202,6 +212,64 @@ def part_conversations(part: str, count: int = 60) -> list[Conversation]:
     return conversations(part, count)
 
 
+#: The parts a conversation is padded from (``--haystack``), none of them the target's part.
+FILLERS: tuple[str, ...] = ("hand", "long", "life", "tune")
+
+
+def speakers_of(conv: Conversation) -> list[str]:
+    """The speakers of ``conv`` in the order they first speak."""
+    return list(dict.fromkeys(t.speaker for t in conv.turns))
+
+
+def padded(conv: Conversation, fillers: list[Conversation], size: int) -> Conversation:
+    """``conv`` grown to at least ``size`` turns with whole sessions of ``fillers``, spoken
+    by ``conv``'s own people: a long conversation between the same two people, as the
+    published set's are (about 600 turns in 19 to 32 sessions), where the words of a
+    question come back in many sessions that do not answer it.
+
+    Each filler conversation's speakers are renamed, in the order they first speak, to
+    ``conv``'s (in their turns' labels and wherever their names stand in the text, with a
+    possessive); a third speaker keeps their name. Its sessions are spread evenly over
+    ``conv``'s days (at least 60 of them) and added in day order among ``conv``'s, which
+    keep their own days and ids: only ``conv``'s turns are evidence."""
+    from datetime import timedelta
+
+    own = speakers_of(conv)
+    days = sorted({t.day for t in conv.turns})
+    first, span = days[0], max((days[-1] - days[0]).days, 60)
+    sessions: list[tuple[Any, ...]] = []  # (day, order, session id, turns)
+    for t in conv.turns:
+        if not sessions or sessions[-1][2] != t.session:
+            sessions.append((t.day, 0, t.session, []))
+        sessions[-1][3].append(t)
+    extra: list[tuple[str, list[Turn]]] = []
+    total = len(conv.turns)
+    for k, other in enumerate(fillers):
+        if total >= size:
+            break
+        names = dict(zip(speakers_of(other), own, strict=False))
+        words = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+        current: list[Turn] = []
+        last = None
+        for t in other.turns:
+            if t.session != last:
+                if total >= size:
+                    break
+                last, current = t.session, []
+                extra.append((f"fill{k}-{t.session}", current))
+            text = words.sub(lambda m, to=names: to[m.group(1)], t.text) if words else t.text
+            speaker = names.get(t.speaker, t.speaker)
+            current.append(Turn(f"fill{k}:{t.id}", "", t.day, speaker, text))
+            total += 1
+    for i, (session, turns) in enumerate(extra):
+        day = first + timedelta(days=round((i + 1) * span / (len(extra) + 1)))
+        moved = [Turn(t.id, session, day, t.speaker, t.text) for t in turns]
+        sessions.append((day, 1, session, moved))
+    sessions.sort(key=lambda s: (s[0], s[1]))
+    turns = [t for s in sessions for t in s[3]]
+    return Conversation(conv.name, turns, conv.questions)
+
+
 def turn_entry(t: Turn, session: str) -> NewEntry:
     """One turn as the memory it is added as (its session named as given)."""
     return NewEntry(
@@ -213,9 +281,23 @@ def turn_entry(t: Turn, session: str) -> NewEntry:
     )
 
 
-def build(part: str, tmp: Path, *, semantic: bool, count: int = 60) -> list[Built]:
+def build(
+    part: str, tmp: Path, *, semantic: bool, count: int = 60, haystack: int = 0
+) -> list[Built]:
+    """Each conversation of ``part`` in a chain of its own; with ``haystack``, padded to
+    that many turns (``padded``) from the conversations of FILLERS other than ``part``."""
+    convs = part_conversations(part, count)
+    if haystack:
+        # every conversation padded from all of the fillers (each is a store of its own),
+        # the hand-written ones first, each starting at another of them
+        hand = [c for name in FILLERS[:-1] if name != part for c in part_conversations(name)]
+        made = [c for name in FILLERS[-1:] if name != part for c in part_conversations(name)]
+        convs = [
+            padded(c, hand[n % len(hand) :] + hand[: n % len(hand)] + made, haystack)
+            for n, c in enumerate(convs)
+        ]
     out = []
-    for n, conv in enumerate(part_conversations(part, count)):
+    for n, conv in enumerate(convs):
         root = tmp / f"{part}{n}"
         led = Ledger.init(root, name=conv.name)
         appended = led.add_batch([turn_entry(t, t.session) for t in conv.turns])
@@ -427,6 +509,14 @@ def main() -> None:
         "chain; each part's questions asked there (issue 25: a store of many conversations)",
     )
     p.add_argument(
+        "--haystack",
+        metavar="TURNS",
+        type=int,
+        default=0,
+        help="pad each conversation to this many turns with sessions of the other parts "
+        "(FILLERS), its speakers renamed to the conversation's (a long conversation)",
+    )
+    p.add_argument(
         "--semantic",
         action="store_true",
         help="also rank with vectors (the semantic extra; embeds every turn, ~1.5 min a part)",
@@ -472,13 +562,14 @@ def main() -> None:
                 print()
             return
         for part in parts:
-            built = build(part, tmp, semantic=args.semantic)
+            built = build(part, tmp, semantic=args.semantic, haystack=args.haystack)
             rows = {"raw bm25": ask_raw(built), "lexical": ask(built, semantic=False)}
             if args.semantic:
                 rows["semantic"] = ask(built, semantic=True, misses=args.misses)
             elif args.misses:
                 ask(built, semantic=False, misses=True)
-            print(table(part, rows))
+            turns = sum(len(b.conv.turns) for b in built)
+            print(table(f"{part}, {len(built)} conversations, {turns} turns", rows))
             print()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
