@@ -198,10 +198,6 @@ def probs(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
-def macro_f1(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
-    return macro_f1_of(probs(w, x), y)
-
-
 def macro_f1_of(p: np.ndarray, y: np.ndarray) -> float:
     """Macro F1 over the classes that are not "none", of class probabilities ``p``."""
     pred = p.argmax(axis=1)
