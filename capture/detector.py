@@ -32,6 +32,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 from memory_chain.chain.format.secrets import scan as scan_secrets
@@ -96,6 +97,9 @@ class Detection(NamedTuple):
     #: where the words came from (workspace.provenance): ``person`` for the person's own
     #: explicit "remember ...", ``capture`` for what a rule found in their words.
     origin: str = "capture"
+    #: the category the rules read in the sentence, before the scorer named it (None: no
+    #: rule fired); never written anywhere: the advice held for a failure's lesson reads it
+    rule: str | None = None
 
     @property
     def section(self) -> str:
@@ -256,10 +260,13 @@ class Detector:
             # memory like any other (revision 18)
             failed, sig = self._error
             soon = len(self._said) <= ADVICE_TURNS
+            # advice as the rules read it, whatever the scorer named it (revision 19: "no,
+            # always run the specs with bin/rspec" is a correction to the rules, and the
+            # scorers call it a convention)
             advice = [
                 d
                 for d in found
-                if d.category in ("tool", "correction")
+                if (d.category in _ADVICE or d.rule in _ADVICE)
                 and (soon or _related(d.text, failed, sig, []))
             ]
             if advice:
@@ -295,7 +302,8 @@ class Detector:
             return None  # "nothing's decided about the stall yet": no choice to keep
         if hit is None:
             return None
-        return self._detection(hit, turn)
+        rule = classify(sentence)  # as judged() read it (cached)
+        return self._detection(hit, turn, rule[0] if rule is not None else None)
 
     def _answered(self, answer: str, asked: str, turn: Turn) -> Detection | None:
         """A short answer read with the question it answers (WORKSPACE.md 12.2, revision
@@ -369,9 +377,12 @@ class Detector:
             found = found._replace(scope="user")
         return found
 
-    def _detection(self, hit: tuple[str, str, str, float], turn: Turn) -> Detection | None:
+    def _detection(
+        self, hit: tuple[str, str, str, float], turn: Turn, rule: str | None = None
+    ) -> Detection | None:
         """The Detection of a find in a person's turn (None when its text is empty or too
-        long); a candidate seen before in another turn is promoted."""
+        long), ``rule`` the category the rules read in its sentence; a candidate seen before
+        in another turn is promoted."""
         category, kind, text, confidence = hit
         text = tidy(text)
         if not text or len(text) > MAX_MEMORY_CHARS:
@@ -387,7 +398,7 @@ class Detector:
         # the person's own explicit "remember ..." (a rule matched it) is theirs
         origin = "person" if category == "remember" and confidence >= EXPLICIT else "capture"
         return Detection(
-            text, category, confidence, scope, turn.ref, kind, turn.session, turn.ts, origin
+            text, category, confidence, scope, turn.ref, kind, turn.session, turn.ts, origin, rule
         )
 
     # -- error, then fix ---------------------------------------------------
@@ -1289,8 +1300,10 @@ def _tells_a_fix(s: str) -> bool:
     )
 
 
+@lru_cache(maxsize=256)
 def classify(sentence: str) -> tuple[str, str, str, float] | None:
-    """(category, kind, memory text, confidence) of one sentence, or None."""
+    """(category, kind, memory text, confidence) of one sentence, or None (cached: a
+    sentence is read by judged() and again for its Detection's ``rule``)."""
     s = _FILLER.sub("", sentence.strip()).strip()
     m = _REMEMBER_LEAD.match(s)
     if m and not _NOT_REMEMBER.match(s):
@@ -1326,6 +1339,8 @@ _OK_TAG: Final = re.compile(
 )
 #: Advice in the person's first this many turns after a failure is about it (revision 18).
 ADVICE_TURNS: Final = 2
+#: What the rules or the scorer read as advice: a tool usage or a correction.
+_ADVICE: Final = frozenset(["tool", "correction"])
 #: Confidence of what the scorer finds: stored (seed 000 4.2's "high", below an explicit
 #: statement a rule matched), or kept as a candidate until it recurs.
 LEARNED: Final = 0.7

@@ -239,3 +239,38 @@ def test_real_shapes_keep_only_the_persons_statements_with_embeddings(
 
     real.test_only_the_persons_statements_are_kept(tmp_path)
     assert semantic.spent() > 0  # the semantic scorer did score them
+
+
+def test_advice_after_a_failure_is_held_for_its_lesson_with_embeddings(on: None) -> None:
+    """Revision 19: advice is what the rules read as a tool usage or a correction, whatever
+    the scorer names it. The semantic scorer calls "no, always run the specs with
+    bin/rspec" a convention; it was stored at once as one, and the lesson of the failure
+    it was said about never named it."""
+    from memory_chain.capture.detector import Detector
+    from memory_chain.capture.transcripts import Turn
+
+    def run(*pairs: tuple[str, str]) -> list[tuple[str, str]]:
+        roles = {"U": "user", "C": "tool_use", "T": "tool_result", "E": "tool_result"}
+        detector = Detector()
+        return [
+            (d.category, d.text)
+            for i, (r, text) in enumerate(pairs)
+            for d in detector.turn(Turn(roles[r], text, f"s/{i:08d}", i + 1, "s", error=r == "E"))
+        ]
+
+    failing = (
+        ("C", "Bash: bundle exec rspec"),
+        ("E", "ActiveRecord::NoDatabaseError: database app_test does not exist"),
+    )
+    advice = ("U", "no, always run the specs with bin/rspec")
+    verdict = score("no, always run the specs with bin/rspec", rule="correction")
+    assert verdict is not None and verdict.category != "correction"  # the case this is about
+    assert [] == run(*failing, advice)  # held, should the specs pass
+    passed = (("C", "Bash: bundle exec rspec"), ("T", "42 examples, 0 failures"))
+    assert [
+        (
+            "error-fix",
+            "`ActiveRecord::NoDatabaseError: database app_test does not exist` -> "
+            "Always run the specs with bin/rspec",
+        )
+    ] == run(*failing, advice, *passed)
