@@ -143,13 +143,23 @@ def score(sessions: list[Session], model: str | None = None) -> Score:
                 by_ref = {}
                 for d in answer.detections:
                     by_ref.setdefault(d.ref, []).append(d)
+        # each detection is counted on the turn it names (its ref): advice held for a
+        # failure's lesson comes back later, as its own memory, when no lesson holds it
+        # (revision 20), from a later turn or from finish()
+        of: dict[str, list[Detection]] = {}
+        for turn in s.turns:
+            found = detector.turn(turn)
+            if by_ref is not None and turn.role not in ("tool_use", "tool_result"):
+                found = by_ref.get(turn.ref, [])
+            for d in found:
+                of.setdefault(d.ref, []).append(d)
+        for d in detector.finish():
+            of.setdefault(d.ref, []).append(d)
         for i, turn in enumerate(s.turns):
             got: set[str] = set()
             texts: list[str] = []
             want = s.labels[i]
-            found = detector.turn(turn)
-            if by_ref is not None and turn.role not in ("tool_use", "tool_result"):
-                found = by_ref.get(turn.ref, [])
+            found = of.get(turn.ref, [])
             for d in found:
                 if d.confidence >= STORE_FROM:
                     got.add(d.category)

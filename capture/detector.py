@@ -163,6 +163,9 @@ class Detector:
     _since: list[str] = field(default_factory=list)  # commands run since that error
     _command: str | None = None  # the last tool call, until its result arrives
     _guidance: str | None = None  # a user's advice given after the error
+    # the advice held for the error's lesson, each a memory of its own should the hold end
+    # without a lesson that holds it (revision 20)
+    _held: list[Detection] = field(default_factory=list)
     _error_text: str = ""  # the failing tool result (a fix it suggests is not a lesson)
     _said: list[str] = field(default_factory=list)  # the person's own words since the error
     # what the agent's last turn asked, when it ended asking (the person's next turn answers)
@@ -184,7 +187,19 @@ class Detector:
             if turn.role in ("user", "note") and not turn.meta and not turn.sidechain:
                 # a forget request takes back the person's turn just before it, only
                 last = list(found)
-        return out
+        return out + self.finish()
+
+    def finish(self) -> list[Detection]:
+        """What is still held when what is read ends: the advice held for the lesson of a
+        command that has not passed yet, each a memory of its own (revision 20; the
+        detector's state does not outlive a capture, so the lesson could never come)."""
+        return self._release()
+
+    def _release(self, kept: str | None = None) -> list[Detection]:
+        """The advice held for a lesson, less the one whose text ``kept`` is in the lesson:
+        each a memory of its own (revision 20), and none held any more."""
+        held, self._held = self._held, []
+        return [d for d in held if d.text != kept]
 
     def _forgets(self, turn: Turn) -> bool:
         if turn.role not in ("user", "note") or turn.meta or turn.sidechain:
@@ -271,6 +286,7 @@ class Detector:
             ]
             if advice:
                 self._guidance = advice[0].text
+                self._held.extend(advice)
                 found = [d for d in found if d not in advice]
         return found
 
@@ -446,6 +462,7 @@ class Detector:
                 self._since = []
                 self._said = []
                 self._guidance = None
+                return self._release()  # another failure: the advice held is kept as said
             return []
         if self._error is None or command is None:
             return []
@@ -479,20 +496,20 @@ class Detector:
                 # output must not become a lesson (a poisoned error line would persist).
                 self.counts["tool-suggested-fix"] += 1
                 self._guidance = None
-                return []
+                return self._release()
             fix = _fix_text(fixes[:2]) if fixes else None
             guidance, self._guidance = self._guidance, None
             if guidance is not None and not _related(guidance, failed, sig, fixes):
                 self.counts["unrelated-advice"] += 1
                 guidance = None  # an unrelated remark is not how the error was fixed
             if fix is None and guidance is None:
-                return []
+                return self._release()
             text = _lesson(sig, fix, guidance)
             if text is None:
-                return []
+                return self._release()
             scope = scope_of("error-fix", text)
             d = Detection(text, "error-fix", ERROR_FIX, scope, turn.ref, "error-fix")
-            return [d._replace(session=turn.session, ts=turn.ts)]
+            return [d._replace(session=turn.session, ts=turn.ts), *self._release(guidance)]
         self._since.append(command)
         return []
 

@@ -254,8 +254,12 @@ def test_advice_long_after_a_failure_left_for_later_is_a_memory_of_its_own() -> 
         ("C", "Bash: bundle exec rspec"),
         ("E", "ActiveRecord::NoDatabaseError: database app_test does not exist"),
     )
-    soon = detect(_turns(*failing, ("U", "no, always run the specs with bin/rspec")))
-    assert [] == soon  # kept for the lesson, should the specs pass
+    detector = Detector()
+    turns = _turns(*failing, ("U", "no, always run the specs with bin/rspec"))
+    held = [d for t in turns for d in detector.turn(t)]
+    assert [] == held  # kept for the lesson, should the specs pass
+    # revision 20: what is read ends before they pass: the advice is kept as said
+    assert ["Always run the specs with bin/rspec"] == [d.text for d in detector.finish()]
     later = detect(
         _turns(
             *failing,
@@ -1084,3 +1088,23 @@ def sentences_joined(text: str) -> list[str]:
     from memory_chain.capture.detector import _told_fixes_joined, sentences
 
     return _told_fixes_joined(sentences(text))[:1]
+
+
+def test_advice_in_no_lesson_is_kept_as_said() -> None:
+    """Revision 20: advice held for a failure's lesson that ends in none (another command
+    fails, or the failing one passes and the advice is not about it) is a memory of its
+    own, under the person's turn; the person's words are never dropped."""
+    failing = (
+        ("C", "Bash: bundle exec rspec"),
+        ("E", "ActiveRecord::NoDatabaseError: database app_test does not exist"),
+    )
+    advice = ("U", "no, always run the specs with bin/rspec")
+    other = (("C", "Bash: yarn build"), ("E", "error TS2345: Argument of type 'string'"))
+    found = detect(_turns(*failing, advice, *other))
+    assert [("Always run the specs with bin/rspec", "s/00000002")] == [
+        (d.text, d.ref) for d in found
+    ]
+    # the lesson holds it: kept once, in the lesson
+    passed = (("C", "Bash: bundle exec rspec"), ("T", "42 examples, 0 failures"))
+    found = detect(_turns(*failing, advice, *passed))
+    assert ["error-fix"] == [d.category for d in found]

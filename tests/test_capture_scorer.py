@@ -155,7 +155,10 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 14", 0.50, 0.49, 0.81, 0.79),  # (0.38 0.31 0.72 0.59)
         # written in session 44 after the scorers were trained again (Claude Code's shapes),
         # run once; with session 43's weights 0.53 / 0.58 (0.75 / 0.85)
-        ("held-out 15", 0.65, 0.60, 0.92, 0.87),  # (0.61 0.58 0.84 0.83)
+        # (0.61 0.58 0.84 0.83); s50 revision 20: 0.65 .. -> 0.64 .., "disable that cop, we
+        # support ruby 2.7 still" (a decision), said while rubocop failed and in no lesson,
+        # is kept on its own, as a correction
+        ("held-out 15", 0.64, 0.60, 0.92, 0.88),
         # written in session 44 after that (one person over five weeks), run once; with
         # session 43's weights 0.39 / 0.45 (0.72 / 0.84)
         ("held-out 16", 0.57, 0.55, 0.87, 0.84),  # (0.48 0.48 0.81 0.81)
