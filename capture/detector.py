@@ -174,19 +174,25 @@ class Detector:
     def run(self, turns: Iterable[Turn]) -> list[Detection]:
         out: list[Detection] = []
         last: list[Detection] = []  # what the person's last turn gave
+        last_ref: str | None = None  # and which turn that was
         for turn in turns:
             if self._forgets(turn):
                 # "Don't remember that" / "forget that": what was just found goes, and the
-                # request itself is never stored.
+                # request itself is never stored; advice of that turn held for a lesson too
                 out = [d for d in out if d not in last]
-                self.counts["forgotten"] += len(last)
-                last = []
+                taken = [d for d in self._held if d.ref == last_ref]
+                if taken:
+                    self._held = [d for d in self._held if d.ref != last_ref]
+                    if self._guidance in {d.text for d in taken}:
+                        self._guidance = None
+                self.counts["forgotten"] += len(last) + len(taken)
+                last, last_ref = [], None
                 continue
             found = self._said_or_done(turn)
             out.extend(found)
             if turn.role in ("user", "note") and not turn.meta and not turn.sidechain:
                 # a forget request takes back the person's turn just before it, only
-                last = list(found)
+                last, last_ref = list(found), turn.ref
         return out + self.finish()
 
     def finish(self) -> list[Detection]:

@@ -1108,3 +1108,17 @@ def test_advice_in_no_lesson_is_kept_as_said() -> None:
     passed = (("C", "Bash: bundle exec rspec"), ("T", "42 examples, 0 failures"))
     found = detect(_turns(*failing, advice, *passed))
     assert ["error-fix"] == [d.category for d in found]
+
+
+def test_forgotten_advice_held_for_a_lesson_is_never_kept() -> None:
+    """ "Forget that" after advice held for a failure's lesson takes it back too: it is
+    neither kept on its own (revision 20) nor named in the lesson."""
+    failing = (
+        ("C", "Bash: bundle exec rspec"),
+        ("E", "ActiveRecord::NoDatabaseError: database app_test does not exist"),
+    )
+    advice = ("U", "no, always run the specs with bin/rspec")
+    forget = ("U", "actually forget that")
+    assert [] == detect(_turns(*failing, advice, forget))
+    passed = (("C", "Bash: bundle exec rspec"), ("T", "42 examples, 0 failures"))
+    assert not any("bin/rspec" in d.text for d in detect(_turns(*failing, advice, forget, *passed)))
