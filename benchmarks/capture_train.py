@@ -34,12 +34,12 @@ The weights written are then trained on every part, whole. Held-out parts 13
 on are never read. numpy is needed here only.
 
 capture/scorer_semantic.json is what ``--semantic`` writes. capture/scorer_weights.json
-(the lexical model) is not what this writes today: it was trained on halves in session 44,
-with the rules of then, and kept, because the
-lexical model trained out of fold was no better by category on the parts it never
-learned from (held-out 13 to 20 and hand 15 pooled: 0.60 / 0.58 against 0.59 / 0.61;
-hand 15, a person's wishes for themself, lost a third of its preferences to other
-headings) though it kept more precisely (benchmarks/README.md, session 50).
+(the lexical model) is not what this writes today: it was trained on halves in session
+44, with the rules of then, and kept, because the lexical model trained out of fold was
+no better by category on the parts it never learned from (held-out 13 to 20 and hand 15
+pooled: 0.60 / 0.58 against 0.59 / 0.61; hand 15, a person's wishes for themself, lost
+a third of its preferences to other headings), though it kept more precisely
+(benchmarks/README.md, session 50).
 """
 
 from __future__ import annotations
