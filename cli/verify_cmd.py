@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -15,6 +16,7 @@ from .common import (
     open_ledger,
     trusted_key_arg,
 )
+from .publish_cmds import checked_json, print_checked, witness_keys, witness_options
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -63,6 +65,26 @@ from .common import (
     help="Then check the workspace against the chain (edited committed lines, unreadable "
     "files, contradictions, stale entries).",
 )
+@click.option(
+    "--tiles",
+    metavar="FOLDER",
+    default=None,
+    help="Verify a published log (memory-chain publish) instead of a data directory.",
+)
+@click.option(
+    "--log-key",
+    metavar="VKEY|FILE",
+    default=None,
+    help="With --tiles: the log's key, as `memory-chain publish` printed it.",
+)
+@click.option(
+    "--published",
+    metavar="FOLDER",
+    default=None,
+    help="Then check the log published in FOLDER (memory-chain publish) against this chain, "
+    "and which witnesses cosigned it.",
+)
+@witness_options
 @click.option("--network", metavar="NAME", help="With --anchors: only this network.")
 @click.option("--rpc", "rpc_url", metavar="URL", help="With --anchors: the node's JSON-RPC URL.")
 @dir_option
@@ -76,6 +98,11 @@ def verify(
     bundle: str | None,
     with_anchors: bool,
     with_workspace: bool,
+    tiles: str | None,
+    log_key: str | None,
+    published: str | None,
+    witnesses: tuple[str, ...],
+    quorum: int | None,
     network: str | None,
     rpc_url: str | None,
     as_json: bool,
@@ -102,11 +129,22 @@ def verify(
         memory-chain verify --bundle backup.tar.gz --chain-id b3:5f10d0db...
         memory-chain verify --anchors --network base-sepolia
         memory-chain verify --workspace
+        memory-chain verify --published ./log --witness witness.example/w1+1c2d3e4f+BF...
+        memory-chain verify --tiles ./log --log-key log.vkey --witness w1.vkey
     """
     from memory_chain.chain.format.errors import InputError
 
     if not with_anchors and (network or rpc_url):
         raise InputError("--network and --rpc go with --anchors")
+    if published is None and tiles is None and (witnesses or quorum is not None):
+        raise InputError("--witness and --quorum go with --published or --tiles")
+    if tiles is None and log_key is not None:
+        raise InputError("--log-key goes with --tiles")
+    if tiles is not None:
+        from .publish_cmds import verify_folder
+
+        verify_folder(Path(tiles), log_key, witnesses, quorum, as_json)
+        return
     if bundle is not None:
         from .archive_cmds import verify_bundle_file
 
@@ -155,13 +193,25 @@ def verify(
 
         findings = check_workspace_here()
     ws_ok = findings is None or not any(x.error for x in findings)
+    checked = None
+    if published is not None and f is None:
+        from memory_chain.chain.audit.publishing import check_published
+
+        checked = check_published(
+            Path(published),
+            witnesses=witness_keys(witnesses),
+            quorum=quorum,
+            ledger=open_ledger(),
+        )
+    pub_ok = checked is None or checked.ok
     if as_json:
         emit_json(
             {
                 **({"anchors": anchor_json(audit)} if audit is not None else {}),
                 **({"workspace": [x.as_dict() for x in findings]} if findings is not None else {}),
+                **({"published": checked_json(checked)} if checked is not None else {}),
                 **report.as_dict(),
-                "ok": report.ok and (audit is None or audit.ok) and ws_ok,
+                "ok": report.ok and (audit is None or audit.ok) and ws_ok and pub_ok,
             }
         )
     if report.torn_tail:
@@ -188,4 +238,9 @@ def verify(
 
             print_findings(findings)
         if not ws_ok:
+            sys.exit(1)
+    if checked is not None:
+        if not as_json:
+            print_checked(checked)
+        if not checked.ok:
             sys.exit(1)

@@ -280,3 +280,12 @@ def test_browser_section_runs(tmp_path: Path) -> None:
     (shown,) = visit([{"url": (work / "decision.html").as_uri() + "#key=" + key}])
     assert ("pass", True) == (shown["verdict"], "Use pnpm, not npm" in shown["memory"])
     assert (work / "check-a-memory.html").read_bytes().startswith(b"<!doctype html>")
+
+
+def test_publish_your_log_section_runs(tmp_path: Path) -> None:
+    """The "Publish your log" commands: publish, a witness's key and cosignature, and both
+    checks, each exiting 0; the witness is reported as having seen the log's size."""
+    block = sh_blocks(section(README, "## Publish your log"))[0]
+    work, out = run_lines(commands(block), tmp_path)
+    assert (work / "log" / "checkpoint").is_file()
+    assert "witness witness.example/w1: saw size 2" in out

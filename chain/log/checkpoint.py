@@ -37,6 +37,7 @@ __all__ = [
     "make_checkpoint",
     "origin_of",
     "parse_checkpoint",
+    "sign_checkpoint",
     "verifier_key",
 ]
 
@@ -149,7 +150,11 @@ class Checkpoint(Value):
 
 def make_checkpoint(chain_id: str, size: int, root: bytes, signer: Signer) -> Checkpoint:
     """Sign a checkpoint for the first ``size`` entries of a chain."""
-    origin = origin_of(chain_id)
+    return sign_checkpoint(origin_of(chain_id), size, root, signer)
+
+
+def sign_checkpoint(origin: str, size: int, root: bytes, signer: Signer) -> Checkpoint:
+    """The note (origin, size, root) with one signature by ``signer``, key name ``origin``."""
     import base64
 
     body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n".encode()

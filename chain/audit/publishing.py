@@ -1,0 +1,409 @@
+"""A chain's log published as C2SP tlog-tiles, checked, and cosigned by a witness.
+
+- ``publish``: verify the chain, write the tiles and entry bundles of its
+  SHA-256 companion tree (log/tiles.py) to a folder, and sign the companion
+  checkpoint with the chain's key (FORMAT.md 19). A folder that already
+  holds a larger log, or a log that is not a prefix of this chain, is
+  refused: a log never signs two histories.
+- ``check_published``: what an auditor runs on a folder (no data directory
+  needed): the checkpoint, every tile against it, every entry against its
+  leaf hash, the entries as a chain (FORMAT.md 5: its signatures, links and
+  BLAKE3 tree), the checkpoint signed by the key in force at its size, and
+  which configured witnesses cosigned which size.
+- ``cosign``: what a witness runs (c2sp.org/tlog-witness, over a folder
+  rather than HTTP): the log's signature, then consistency with the largest
+  checkpoint it cosigned before; a log rolled back or forked is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import orjson
+
+from ..format.canonical import strict_base64
+from ..format.errors import IntegrityError, KeyAccessError, OperationalError
+from ..format.fsutil import replace_file, sync_filesystem
+from ..log.checkpoint import Checkpoint, CheckpointError, parse_checkpoint, sign_checkpoint
+from ..log.cosignature import (
+    COSIGNATURE,
+    NOTE_ED25519,
+    VerifierKey,
+    cosigned_at,
+    note_signed_by,
+    vkey_text,
+)
+from ..log.cosignature import (
+    cosign as cosignature_line,
+)
+from ..log.merkle import SHA256, Frontier, ProofError, consistency_proof, verify_consistency
+from ..log.tiles import (
+    HASHES_PER_TILE,
+    TileError,
+    build_tiles,
+    companion_origin,
+    entry_bundle,
+    leaf_hashes_of,
+    read_entries,
+    read_leaf_hashes,
+    tile_path,
+)
+from ..store.ledger import Ledger
+from ..verify.lines import verify_lines
+from .verify_ledger import verify_ledger
+
+__all__ = ["Checked", "Cosigned", "Published", "check_published", "cosign", "publish"]
+
+CHECKPOINT = "checkpoint"
+#: Earlier checkpoints that carried cosignatures, by size (FORMAT.md 19.1): what each
+#: witness saw before the log grew past it.
+COSIGNED = "cosigned"
+_STATE_FORMAT = "memory-chain-cosigner/1"
+
+
+def _root(leaves: list[bytes]) -> bytes:
+    f = Frontier(SHA256)
+    for h in leaves:
+        f.append(h)
+    return f.root()
+
+
+def _read_checkpoint(folder: Path) -> Checkpoint | None:
+    path = folder / CHECKPOINT
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OperationalError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return parse_checkpoint(data)
+    except CheckpointError as exc:
+        raise IntegrityError(f"{path}: {exc}", reason="bad-checkpoint") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    checkpoint: Checkpoint
+    folder: Path
+    written: int  # tiles and bundles written (missing or different before)
+    new: bool  # False: the folder already held a checkpoint of this size
+    vkey: str  # the log's verifier key, for witnesses and other tools
+
+
+def publish(ledger: Ledger, folder: Path) -> Published:
+    """Publish the verified chain as tiles in ``folder``; sign its companion checkpoint."""
+    signer = ledger.signer()
+    with ledger.locked():
+        report = verify_ledger(ledger)
+        if not report.ok or report.chain_id is None or report.key is None:
+            raise IntegrityError(
+                f"the chain does not verify, so it cannot be published: {report.failure}",
+                reason=report.failure.reason if report.failure else "unverified",
+                seq=report.failure.seq if report.failure else None,
+                hint="run `memory-chain verify` for the full report",
+            )
+        if signer.key_id != report.key:
+            raise KeyAccessError(
+                f"the signing key {signer.key_id} is not the chain's current key {report.key}",
+                hint="use the key named by the last key rotation",
+            )
+        lines = [line[:-1] for line in ledger.iter_lines() if line.endswith(b"\n")]
+        lines = lines[: report.size]
+        origin = companion_origin(report.chain_id)
+        leaves = leaf_hashes_of(lines)
+        root = _root(leaves)
+        old = _read_checkpoint(folder)
+        if old is not None:
+            _check_extends(old, origin, leaves, folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = build_tiles(leaves)
+        for index in range(0, len(lines), HASHES_PER_TILE):
+            chunk = lines[index : index + HASHES_PER_TILE]
+            files[tile_path(None, index // HASHES_PER_TILE, len(chunk))] = entry_bundle(chunk)
+        written = 0
+        for rel, data in files.items():
+            path = folder / rel
+            try:
+                if path.read_bytes() == data:
+                    continue
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OperationalError(f"cannot read {path}: {exc.strerror}") from None
+            replace_file(path, data, durable=False)
+            written += 1
+        if old is not None and old.size == len(lines):
+            return Published(old, folder, written, False, _vkey(origin, signer.public))
+        if old is not None and len(old.signatures) > 1:  # cosigned: kept, as a witness saw it
+            (folder / COSIGNED).mkdir(exist_ok=True)
+            replace_file(folder / COSIGNED / str(old.size), old.text, durable=False)
+        sync_filesystem(folder)  # the tiles are on disk before a checkpoint names them
+        cp = sign_checkpoint(origin, len(lines), root, signer)
+        replace_file(folder / CHECKPOINT, cp.text)
+        return Published(cp, folder, written, True, _vkey(origin, signer.public))
+
+
+def _vkey(origin: str, public: bytes) -> str:
+    return vkey_text(origin, NOTE_ED25519, public)
+
+
+def _check_extends(old: Checkpoint, origin: str, leaves: list[bytes], folder: Path) -> None:
+    """Refuse to publish over a folder whose log this chain does not extend."""
+    where = folder / CHECKPOINT
+    if old.origin != origin:
+        raise IntegrityError(
+            f"{where} is the log {old.origin}, not this chain's ({origin})",
+            reason="other-log",
+            hint="publish each chain to a folder of its own",
+        )
+    if old.size > len(leaves):
+        raise IntegrityError(
+            f"{where} is at size {old.size}, larger than this chain ({len(leaves)} entries): "
+            "publishing would roll the log back",
+            reason="rollback",
+        )
+    if _root(leaves[: old.size]) != old.root:
+        raise IntegrityError(
+            f"{where} at size {old.size} is not a prefix of this chain: publishing would fork "
+            "the log",
+            reason="fork",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What check_published found. ``failure`` None: the folder verifies."""
+
+    folder: Path
+    size: int = 0
+    root: bytes = b""
+    origin: str = ""
+    key: str | None = None  # the chain key that signed the checkpoint
+    blake3_root: bytes | None = None
+    # (name, the largest size it cosigned here or None, when): this checkpoint's size, or
+    # an earlier one kept in cosigned/
+    witnesses: list[tuple[str, int | None, int | None]] = field(default_factory=list)
+    failure: str | None = None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def check_published(
+    folder: Path,
+    *,
+    log_key: VerifierKey | None = None,
+    witnesses: list[VerifierKey] | None = None,
+    quorum: int | None = None,
+    ledger: Ledger | None = None,
+) -> Checked:
+    """Check a published folder end to end (see the module's docstring).
+
+    ``log_key``: the checkpoint must be signed by it (else by the chain's own
+    key in force, which the entries name). ``quorum``: how many of
+    ``witnesses`` must have cosigned (all of them by default). ``ledger``: the
+    published log must also be a prefix of this local chain.
+    """
+    witnesses = witnesses or []
+    need = len(witnesses) if quorum is None else quorum
+    seen = Checked(folder)
+
+    def failed(message: str, reason: str) -> Checked:
+        return replace(seen, failure=message, reason=reason)
+
+    try:
+        cp = _read_checkpoint(folder)
+    except IntegrityError as exc:
+        return failed(exc.message, exc.reason)
+    if cp is None:
+        return failed(f"{folder / CHECKPOINT} is missing", "missing")
+    seen = replace(seen, size=cp.size, root=cp.root, origin=cp.origin)
+    head, _, tail = cp.origin.rpartition("/")
+    chain_id = "b3:" + head.removeprefix("memory-chain/")
+    if tail != "sha256" or companion_origin(chain_id) != cp.origin or len(chain_id) != 67:
+        return failed(f"{cp.origin} is not a memory-chain companion log", "other-log")
+    try:
+        leaves = read_leaf_hashes(folder, cp.size, cp.root)
+        entries = read_entries(folder, cp.size, leaves)
+    except TileError as exc:
+        return failed(str(exc), "bad-tiles")
+    report = verify_lines([e + b"\n" for e in entries], chain_id=chain_id)
+    if not report.ok or report.key is None:
+        return failed(
+            f"the published entries do not verify as a chain: {report.failure}", "bad-entries"
+        )
+    seen = replace(seen, blake3_root=report.root)
+    if not cp.signed_by(report.key):
+        return failed(
+            f"the checkpoint is not signed by the chain's key at size {cp.size} ({report.key})",
+            "checkpoint-signature",
+        )
+    seen = replace(seen, key=report.key)
+    if log_key is not None and not note_signed_by(cp, log_key):
+        return failed(
+            f"the checkpoint is not signed by the log key given ({log_key.name})", "log-key"
+        )
+    if ledger is not None:
+        local = [line[:-1] for line in ledger.iter_lines() if line.endswith(b"\n")]
+        if len(local) < cp.size:
+            return failed(
+                f"the published log has {cp.size} entries, the local chain {len(local)}: "
+                "the local chain was cut",
+                "rollback",
+            )
+        if _root(leaf_hashes_of(local[: cp.size])) != cp.root:
+            return failed(
+                f"the published log at size {cp.size} is not a prefix of the local chain", "fork"
+            )
+    cosigned: list[tuple[str, int | None, int | None]] = []
+    earlier = _earlier_cosigned(folder, cp)
+    for w in witnesses:
+        t = cosigned_at(cp, w)
+        if t is not None:
+            cosigned.append((w.name, cp.size, t))
+            continue
+        saw = [(old.size, at) for old in earlier if (at := cosigned_at(old, w)) is not None]
+        cosigned.append((w.name, *max(saw)) if saw else (w.name, None, None))
+    seen = replace(seen, witnesses=cosigned)
+    for old in earlier:
+        seen_by = [w for w in witnesses if cosigned_at(old, w) is not None]
+        if seen_by and old.root != _root(leaves[: old.size]):
+            return failed(
+                f"{folder / COSIGNED / str(old.size)} was cosigned with another root at size "
+                f"{old.size}: the log forked after a witness saw it",
+                "fork",
+            )
+    count = sum(1 for _, size, _ in cosigned if size == cp.size)
+    if count < need:
+        missing = ", ".join(name for name, size, _ in cosigned if size != cp.size)
+        return failed(
+            f"{count} of {len(witnesses)} witnesses cosigned size {cp.size} ({need} needed); "
+            f"not cosigned by {missing}",
+            "witnesses",
+        )
+    return seen
+
+
+def _earlier_cosigned(folder: Path, cp: Checkpoint) -> list[Checkpoint]:
+    """The checkpoints of this log kept in cosigned/, smaller than ``cp`` (unreadable: skipped)."""
+    out: list[Checkpoint] = []
+    try:
+        names = sorted(p.name for p in (folder / COSIGNED).iterdir())
+    except OSError:
+        return out
+    for name in names:
+        try:
+            old = parse_checkpoint((folder / COSIGNED / name).read_bytes())
+        except (OSError, CheckpointError):
+            continue
+        if old.origin == cp.origin and 0 < old.size < cp.size and name == str(old.size):
+            out.append(old)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Cosigned:
+    checkpoint: Checkpoint
+    previous: int | None  # the size this witness had cosigned before, None at first sight
+    timestamp: int
+
+
+def cosign(
+    folder: Path,
+    *,
+    name: str,
+    seed: bytes,
+    log_key: VerifierKey,
+    state: Path,
+    now: int | None = None,
+) -> Cosigned:
+    """Cosign ``folder``'s checkpoint as the witness ``name`` (c2sp.org/tlog-witness rules).
+
+    The checkpoint must be signed by ``log_key`` under its origin, and
+    consistent with the largest checkpoint of that origin this witness
+    cosigned before (kept in ``state``): a smaller size (a rollback), the same
+    size with another root, or a tree the tiles cannot prove to extend the
+    old one (a fork) raise IntegrityError, and nothing is signed.
+    """
+    cp = _read_checkpoint(folder)
+    if cp is None:
+        raise OperationalError(f"{folder / CHECKPOINT} is missing")
+    if cp.origin != log_key.name or not note_signed_by(cp, log_key):
+        raise IntegrityError(
+            f"the checkpoint of {cp.origin} is not signed by the log key given ({log_key.name})",
+            reason="checkpoint-signature",
+        )
+    logs = _load_state(state)
+    old = logs.get(cp.origin)
+    previous = None
+    if old is not None:
+        previous, old_root = old
+        if cp.size < previous:
+            raise IntegrityError(
+                f"{cp.origin} is at size {cp.size}, but this witness cosigned size {previous}: "
+                "the log was rolled back",
+                reason="rollback",
+            )
+        try:
+            leaves = read_leaf_hashes(folder, cp.size, cp.root)
+            proof = consistency_proof(SHA256, leaves, previous) if cp.size > previous else []
+            verify_consistency(SHA256, previous, cp.size, proof, old_root, cp.root)
+        except (TileError, ProofError) as exc:
+            raise IntegrityError(
+                f"{cp.origin} at size {cp.size} does not extend the size {previous} this witness "
+                f"cosigned: the log forked ({exc})",
+                reason="fork",
+            ) from None
+    from nacl.signing import SigningKey
+
+    own = VerifierKey(name, COSIGNATURE, bytes(SigningKey(seed).verify_key))
+    before = cosigned_at(cp, own)
+    if before is not None:  # this checkpoint already carries this witness's cosignature
+        return Cosigned(cp, previous, before)
+    timestamp = int(time.time()) if now is None else now
+    logs[cp.origin] = (cp.size, cp.root)
+    _save_state(state, logs)
+    text = cp.text + cosignature_line(cp, name, seed, timestamp).encode()
+    if (folder / CHECKPOINT).read_bytes() != cp.text:
+        raise OperationalError(
+            f"{folder / CHECKPOINT} changed while it was being cosigned", hint="run cosign again"
+        )
+    replace_file(folder / CHECKPOINT, text)
+    return Cosigned(parse_checkpoint(text), previous, timestamp)
+
+
+def _load_state(path: Path) -> dict[str, tuple[int, bytes]]:
+    """origin -> (size, root) of the largest checkpoint this witness cosigned."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise OperationalError(f"cannot read the witness state {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != _STATE_FORMAT:
+        raise OperationalError(f"{path} is not a witness state ({_STATE_FORMAT})")
+    logs = data.get("logs")
+    out: dict[str, tuple[int, bytes]] = {}
+    for origin, seen in (logs or {}).items() if isinstance(logs, dict) else ():
+        size = seen.get("size") if isinstance(seen, dict) else None
+        root = seen.get("root") if isinstance(seen, dict) else None
+        raw = strict_base64(root) if isinstance(root, str) else None
+        if type(size) is not int or size < 1 or raw is None or len(raw) != 32:
+            raise OperationalError(f"{path}: the state of {origin} is not a size and a root")
+        out[origin] = (size, raw)
+    if not isinstance(logs, dict):
+        raise OperationalError(f"{path} has no logs")
+    return out
+
+
+def _save_state(path: Path, logs: dict[str, tuple[int, bytes]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {o: {"size": n, "root": base64.b64encode(r).decode()} for o, (n, r) in logs.items()}
+    data = orjson.dumps({"format": _STATE_FORMAT, "logs": body}, option=orjson.OPT_SORT_KEYS)
+    replace_file(path, data + b"\n", mode=0o600)
