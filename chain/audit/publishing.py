@@ -18,7 +18,9 @@
 from __future__ import annotations
 
 import base64
+import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -46,18 +48,21 @@ from ..log.tiles import (
     build_tiles,
     companion_origin,
     entry_bundle,
+    iter_entries,
     leaf_hashes_of,
-    read_entries,
     read_leaf_hashes,
     tile_path,
 )
 from ..store.ledger import Ledger
 from ..verify.lines import verify_lines
+from ..verify.parallel import verify_parallel
 from .verify_ledger import verify_ledger
 
 __all__ = ["Checked", "Cosigned", "Published", "check_published", "cosign", "publish"]
 
 CHECKPOINT = "checkpoint"
+#: From this many entries a published folder's entries are verified by all cores.
+PARALLEL_ENTRIES = 8192
 #: Earlier checkpoints that carried cosignatures, by size (FORMAT.md 19.1): what each
 #: witness saw before the log grew past it.
 COSIGNED = "cosigned"
@@ -111,40 +116,81 @@ def publish(ledger: Ledger, folder: Path) -> Published:
                 f"the signing key {signer.key_id} is not the chain's current key {report.key}",
                 hint="use the key named by the last key rotation",
             )
-        lines = [line[:-1] for line in ledger.iter_lines() if line.endswith(b"\n")]
-        lines = lines[: report.size]
         origin = companion_origin(report.chain_id)
-        leaves = leaf_hashes_of(lines)
-        root = _root(leaves)
         old = _read_checkpoint(folder)
+        if old is not None and old.origin != origin:
+            raise IntegrityError(
+                f"{folder / CHECKPOINT} is the log {old.origin}, not this chain's ({origin})",
+                reason="other-log",
+                hint="publish each chain to a folder of its own",
+            )
+        # Two passes over the chain's lines, a tile's worth at a time, so that memory
+        # holds only the leaf hashes (32 bytes an entry): the first hashes the leaves and
+        # checks that the published log is a prefix of this chain, the second writes.
+        leaves: list[bytes] = []
+        for group in _groups(ledger, report.size):
+            leaves.extend(leaf_hashes_of(group))
         if old is not None:
             _check_extends(old, origin, leaves, folder)
         folder.mkdir(parents=True, exist_ok=True)
-        files = build_tiles(leaves)
-        for index in range(0, len(lines), HASHES_PER_TILE):
-            chunk = lines[index : index + HASHES_PER_TILE]
-            files[tile_path(None, index // HASHES_PER_TILE, len(chunk))] = entry_bundle(chunk)
+        kept = 0 if old is None else old.size // HASHES_PER_TILE  # full bundles published
         written = 0
-        for rel, data in files.items():
-            path = folder / rel
-            try:
-                if path.read_bytes() == data:
-                    continue
-            except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise OperationalError(f"cannot read {path}: {exc.strerror}") from None
-            replace_file(path, data, durable=False)
-            written += 1
-        if old is not None and old.size == len(lines):
+        for index, group in enumerate(_groups(ledger, report.size)):
+            rel = tile_path(None, index, len(group))
+            if index < kept and _has_size(folder / rel, sum(len(x) + 2 for x in group)):
+                continue  # immutable once published: `verify --tiles` reads it, not this
+            written += _write(folder, rel, entry_bundle(group))
+        for rel, data in build_tiles(leaves).items():
+            written += _write(folder, rel, data)
+        if old is not None and old.size == len(leaves):
             return Published(old, folder, written, False, _vkey(origin, signer.public))
         if old is not None and len(old.signatures) > 1:  # cosigned: kept, as a witness saw it
             (folder / COSIGNED).mkdir(exist_ok=True)
             replace_file(folder / COSIGNED / str(old.size), old.text, durable=False)
         sync_filesystem(folder)  # the tiles are on disk before a checkpoint names them
-        cp = sign_checkpoint(origin, len(lines), root, signer)
+        cp = sign_checkpoint(origin, len(leaves), _root(leaves), signer)
         replace_file(folder / CHECKPOINT, cp.text)
         return Published(cp, folder, written, True, _vkey(origin, signer.public))
+
+
+def _groups(ledger: Ledger, size: int) -> Iterator[list[bytes]]:
+    """The first ``size`` lines of the chain (without their newlines), 256 at a time."""
+    group: list[bytes] = []
+    seen = 0
+    for lines, _tail in ledger.line_chunks():
+        for line in lines:
+            if seen == size:
+                if group:
+                    yield group
+                return
+            group.append(line)
+            seen += 1
+            if len(group) == HASHES_PER_TILE:
+                yield group
+                group = []
+    if group:
+        yield group
+
+
+def _has_size(path: Path, size: int) -> bool:
+    try:
+        return path.stat().st_size == size
+    except OSError:
+        return False
+
+
+def _write(folder: Path, rel: str, data: bytes) -> int:
+    """Write ``rel`` unless it holds ``data`` already; 1 if written, else 0."""
+    path = folder / rel
+    try:
+        if path.read_bytes() == data:
+            return 0
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OperationalError(f"cannot read {path}: {exc.strerror}") from None
+    replace_file(path, data, durable=False)
+    return 1
 
 
 def _vkey(origin: str, public: bytes) -> str:
@@ -230,10 +276,15 @@ def check_published(
         return failed(f"{cp.origin} is not a memory-chain companion log", "other-log")
     try:
         leaves = read_leaf_hashes(folder, cp.size, cp.root)
-        entries = read_entries(folder, cp.size, leaves)
+        lines = (entry + b"\n" for entry in iter_entries(folder, cp.size, leaves))
+        if cp.size >= PARALLEL_ENTRIES and (os.cpu_count() or 1) > 1:
+            report = verify_parallel(
+                lines, content_root=None, workers=os.cpu_count() or 1, chain_id=chain_id
+            )
+        else:
+            report = verify_lines(lines, chain_id=chain_id)
     except TileError as exc:
         return failed(str(exc), "bad-tiles")
-    report = verify_lines([e + b"\n" for e in entries], chain_id=chain_id)
     if not report.ok or report.key is None:
         return failed(
             f"the published entries do not verify as a chain: {report.failure}", "bad-entries"
@@ -250,14 +301,16 @@ def check_published(
             f"the checkpoint is not signed by the log key given ({log_key.name})", "log-key"
         )
     if ledger is not None:
-        local = [line[:-1] for line in ledger.iter_lines() if line.endswith(b"\n")]
+        local: list[bytes] = []
+        for group in _groups(ledger, cp.size):
+            local.extend(leaf_hashes_of(group))
         if len(local) < cp.size:
             return failed(
                 f"the published log has {cp.size} entries, the local chain {len(local)}: "
                 "the local chain was cut",
                 "rollback",
             )
-        if _root(leaf_hashes_of(local[: cp.size])) != cp.root:
+        if _root(local) != cp.root:
             return failed(
                 f"the published log at size {cp.size} is not a prefix of the local chain", "fork"
             )

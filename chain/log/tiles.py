@@ -31,6 +31,7 @@ __all__ = [
     "build_tiles",
     "companion_origin",
     "entry_bundle",
+    "iter_entries",
     "leaf_hashes_of",
     "read_entries",
     "read_leaf_hashes",
@@ -199,7 +200,12 @@ def read_leaf_hashes(folder: Path, size: int, root: bytes) -> list[bytes]:
 
 def read_entries(folder: Path, size: int, leaf_hashes: Sequence[bytes]) -> list[bytes]:
     """The first ``size`` entries of ``folder``'s bundles, each checked against its leaf hash."""
-    out: list[bytes] = []
+    return list(iter_entries(folder, size, leaf_hashes))
+
+
+def iter_entries(folder: Path, size: int, leaf_hashes: Sequence[bytes]) -> Iterator[bytes]:
+    """read_entries() a bundle at a time: TileError as soon as a bundle or an entry is wrong."""
+    sha = hashlib.sha256
     full, rest = divmod(size, HASHES_PER_TILE)
     for index in range(full + (1 if rest else 0)):
         width = HASHES_PER_TILE if index < full else rest
@@ -211,7 +217,8 @@ def read_entries(folder: Path, size: int, leaf_hashes: Sequence[bytes]) -> list[
                 raise
             path = tile_path(None, index)
             data = _read(folder, path)
-        at, count = 0, 0
+        at, count, first = 0, 0, index * HASHES_PER_TILE
+        entries = []
         while at < len(data) and count < width:
             if at + 2 > len(data):
                 raise TileError(f"{path}: an entry's length is cut short")
@@ -219,13 +226,14 @@ def read_entries(folder: Path, size: int, leaf_hashes: Sequence[bytes]) -> list[
             entry = data[at + 2 : at + 2 + n]
             if len(entry) != n:
                 raise TileError(f"{path}: entry {count} is cut short")
-            out.append(entry)
+            if sha(b"\x00" + entry).digest() != leaf_hashes[first + count]:
+                raise TileError(
+                    f"entry {first + count} does not hash to its leaf in {tile_path(0, index)}"
+                )
+            entries.append(entry)
             at += 2 + n
             count += 1
         exact = path == tile_path(None, index, width)
         if count != width or (exact and at != len(data)):
             raise TileError(f"{path} holds {count} whole entries, not {width}")
-    for i, (entry, want) in enumerate(zip(out, leaf_hashes, strict=True)):
-        if hashlib.sha256(b"\x00" + entry).digest() != want:
-            raise TileError(f"entry {i} does not hash to its leaf in {tile_path(0, i // 256)}")
-    return out
+        yield from entries
