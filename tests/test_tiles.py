@@ -493,3 +493,23 @@ def test_cli_witness_refusal_exits_1(raw: Cli, tmp_path: Path) -> None:
     result = raw.run("witness", "cosign", str(folder), "--key", key_file, "--log-key", vkey)
     assert 1 == result.code and "not signed by the log key" in result.err
     assert before == (folder / "checkpoint").read_bytes()
+
+
+def test_cli_a_rotated_key_signs_the_next_checkpoint(raw: Cli, tmp_path: Path) -> None:
+    """After a key rotation the log is signed by the new key, which the published entries
+    name; a witness still configured with the old log key refuses it (exit 1) until given
+    the new one."""
+    folder = str(tmp_path / "log")
+    first = raw.ok("publish", folder, "--json").json()
+    key_file = str(tmp_path / "w1.key")
+    raw.ok("witness", "keygen", "witness.example/w1", "--out", key_file)
+    raw.ok("witness", "cosign", folder, "--key", key_file, "--log-key", first["log_key"])
+    rotated = raw.ok("keys", "rotate", "--json").json()
+    raw.ok("add", "after the rotation")
+    second = raw.ok("publish", folder, "--json").json()
+    assert second["log_key"] != first["log_key"]
+    checked = raw.ok("verify", "--tiles", folder, "--log-key", second["log_key"], "--json").json()
+    assert rotated["new_key"] == checked["key"] and 3 == checked["size"]
+    refused = raw.run("witness", "cosign", folder, "--key", key_file, "--log-key", first["log_key"])
+    assert 1 == refused.code, refused.err
+    raw.ok("witness", "cosign", folder, "--key", key_file, "--log-key", second["log_key"])
