@@ -1778,11 +1778,33 @@ _PERSONAL: Final = re.compile(
 )
 
 
+#: A fix that changes this machine rather than the project: a package or a runtime
+#: installed, an environment variable set, a service started, system files changed
+#: (revision 21). Read at the start of a command in backquotes, as lessons write them.
+_MACHINE_FIX: Final = re.compile(
+    r"`(?:sudo\b|export \w+=|[A-Z][A-Z0-9_]*=\S* |set -a\b|\. ~|source ~|"
+    r"(?:python3? -m )?pip3? install\b|pipx install\b|brew\b|apt(?:-get)? install\b|"
+    r"(?:pyenv|nvm|rbenv|asdf|sdk|rustup|volta) |conda install\b|"
+    r"(?:npm|pnpm|yarn) (?:i|install|add) (?:-g|--global)\b|gem install\b|"
+    r"open -a\b|systemctl\b|service \S+ (?:start|restart)|launchctl\b)"
+)
+
+
+def _error_fix_scope(text: str) -> str:
+    """An error-fix lesson is this machine's when its fix is (a path or host of this
+    machine, or a change to the machine itself); the error's own text does not decide
+    (a CMake error under /home/... fixed by editing app/prj.conf is the project's)."""
+    how = text.rpartition("` -> ")[2]
+    return "local" if _LOCAL.search(how) or _MACHINE_FIX.search(how) else "project"
+
+
 def scope_of(category: str, text: str) -> str:
     """user, project or local (seed 000): this machine's paths and hosts are local;
     personal preferences and who the person is are the user's, unless the words scope
     them to the project; conventions, tools, decisions, lessons, commitments and facts
     of the project are the project's, and so is "remember that ..." about it."""
+    if category == "error-fix":
+        return _error_fix_scope(text)
     if _LOCAL.search(text):
         return "local"
     personal = _PERSONAL.search(text) is not None

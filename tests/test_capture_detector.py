@@ -179,7 +179,7 @@ def test_an_error_followed_by_a_fix_is_paired() -> None:
             "`Error: connect ECONNREFUSED 127.0.0.1:5432`"
             " -> fixed by `docker compose up -d postgres`",
             ERROR_FIX,
-            "local",
+            "project",  # the project's container started: read from the fix (revision 21)
         )
     ] == [(d.category, d.text, d.confidence, d.scope) for d in found]
 

@@ -217,7 +217,26 @@ def test_a_reason_after_so_or_because_stays_with_the_statement() -> None:
         ("identity", "User's name is Sam", "user"),
         ("preference", "Prefers short answers", "user"),
         ("preference", "in this repo we prefer early returns", "project"),
-        ("error-fix", "`Error: connect ECONNREFUSED 127.0.0.1:5432` -> fixed by `x`", "local"),
+        # revision 21: an error-fix lesson's scope is read from its fix
+        ("error-fix", "`Error: connect ECONNREFUSED 127.0.0.1:5432` -> fixed by `x`", "project"),
+        (
+            "error-fix",
+            "`CMake Error at /home/t/app/CMakeLists.txt` -> fixed by editing `app/prj.conf`",
+            "project",
+        ),
+        ("error-fix", "`ECONNREFUSED` -> fixed by `sudo systemctl start postgresql`", "local"),
+        ("error-fix", "`No module named 'yaml'` -> fixed by `pip install pyyaml`", "local"),
+        (
+            "error-fix",
+            "`SDK location not found` -> fixed by `export ANDROID_HOME=$HOME/Android/Sdk`",
+            "local",
+        ),
+        (
+            "error-fix",
+            "`address already in use :::3000` -> fixed by `PORT=3001 npm start`",
+            "local",
+        ),
+        ("error-fix", "`port 5432 refused` -> fixed by restarting postgres on localhost", "local"),
     ],
 )
 def test_scope_follows_seed_000(category: str, text: str, scope: str) -> None:
