@@ -1733,15 +1733,14 @@ def tidy(text: str) -> str:
 _LOCAL: Final = re.compile(
     r"(/home/|/Users/|[A-Z]:\\|~/|\blocalhost\b|127\.0\.0\.1|0\.0\.0\.0|"
     r"\bthis (?:machine|laptop|box|computer)\b|\bmy (?:laptop|machine|workstation|computer|"
-    r"mac|box|dev box|setup)\b|\bon this box\b|\blocally\b|\bport \d{2,5} (?:here|locally)\b|"
+    r"mac|box|dev box|setup)\b|\bon this box\b|\bport \d{2,5} (?:here|locally)\b|"
     # this machine in the six other languages (revision 18)
     r"\b(?:auf|an) meinem (?:rechner|laptop|mac|computer|pc)\b|\bbei mir lokal\b|"
     r"\ben mi (?:máquina|maquina|portátil|portatil|ordenador|computadora|mac|pc)\b|"
     r"\bsur (?:ma machine|mon (?:portable|ordi|ordinateur|mac|pc))\b|"
     r"\b(?:na minha máquina|no meu (?:computador|portátil|notebook|mac|pc))\b|"
     r"\bop mijn (?:laptop|machine|computer|mac|pc)\b|"
-    r"\b(?:sul mio (?:portatile|computer|mac|pc)|sulla mia macchina)\b|"
-    r"\b(?:lokal|lokaal|localmente|en local|in locale)\b)",
+    r"\b(?:sul mio (?:portatile|computer|mac|pc)|sulla mia macchina)\b)",
     re.I,
 )
 #: Words that make a statement about the project (its code, team, services, places).

@@ -212,6 +212,10 @@ def test_a_reason_after_so_or_because_stays_with_the_statement() -> None:
         ("remember", "the billing cron runs at midnight UTC", "project"),
         ("remember", "User is allergic to meetings before 10am", "user"),
         ("fact", "my laptop is an M2 Mac", "local"),
+        # revision 21: "locally" alone is how the project works on any machine
+        ("tool", "run pre-commit locally before pushing", "project"),
+        ("tool", "pour lancer le serveur en local, c'est `docker compose up api`", "project"),
+        ("fact", "postgres listens on port 5433 here", "local"),
         ("fact", "the staging database runs on port 5433", "project"),
         ("identity", "Priya owns the billing service", "project"),
         ("identity", "User's name is Sam", "user"),
