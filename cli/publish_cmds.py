@@ -194,6 +194,11 @@ def witness() -> None:
     A witness remembers the largest checkpoint it cosigned for each log and
     cosigns a new one only if it extends it: a log rolled back or forked is
     refused, so its checkpoint lacks the witness's cosignature.
+
+    \b
+    Example:
+        memory-chain witness keygen witness.example/w1 --out w1.key > w1.vkey
+        memory-chain witness cosign ./log --key w1.key --log-key log.vkey
     """
 
 
@@ -205,6 +210,10 @@ def keygen(name: str, out: str) -> None:
 
     Writes the private key to FILE (mode 0600, never overwritten) and prints
     the verifier key that log owners and auditors pass as --witness.
+
+    \b
+    Example:
+        memory-chain witness keygen witness.example/w1 --out w1.key > w1.vkey
     """
     import os
 
@@ -247,6 +256,10 @@ def cosign(folder: Path, key_file: str, log_key: str, state: str | None, as_json
 
     Exit 0 when cosigned, 1 when refused (the log was rolled back or forked,
     or the checkpoint is not signed by the log key), 2 on bad input.
+
+    \b
+    Example:
+        memory-chain witness cosign ./log --key w1.key --log-key log.vkey
     """
     from memory_chain.chain.audit.publishing import cosign as run
     from memory_chain.chain.format.errors import InputError
