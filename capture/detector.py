@@ -1770,9 +1770,10 @@ _PERSONAL: Final = re.compile(
     # and Swedish, Danish, Norwegian, Polish, Czech and Finnish (revision 16), less "min"
     # (minutes), "ja" (yes), "mam", "meg", "mig" and "ben" (names and other words)
     r"jag|jeg|mitt|mina|jestem|mój|moja|moje|mnie|jsem|můj|moji|mně|minä|minun|olen)\b|\bj'|"
-    # Spanish "soy" where a sentence or a clause starts with it ("Hola, soy Lucía"), not
-    # the bean
-    r"(?:^|[,;.!¡]\s*)soy\b",
+    # Spanish "soy" and Italian "sono" where a sentence or a clause starts with them
+    # ("Hola, soy Lucía", "Ciao, sono Giulia"), not the bean nor "they are" inside a
+    # clause; Italian "mi chiamo" (revision 21)
+    r"(?:^|[,;.!¡]\s*)(?:soy|sono)\b|\bmi chiamo\b",
     re.I,
 )
 
