@@ -276,6 +276,7 @@ PARTS = {
     "held-out 18": CORPORA / "capture-heldout18.txt",
     "held-out 19": CORPORA / "capture-heldout19.txt",
     "held-out 20": CORPORA / "capture-heldout20.txt",
+    "held-out 21": CORPORA / "capture-heldout21.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

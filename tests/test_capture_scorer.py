@@ -177,6 +177,9 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         # written at the start of session 50 before any change (registers first), run once;
         # its misses not read
         ("held-out 20", 0.71, 0.70, 0.88, 0.86),
+        # written in session 51 after its scope changes (situation cards), run once; its
+        # misses not read; with main before the session the same (scope 0.89 -> 0.95)
+        ("held-out 21", 0.81, 0.81, 0.89, 0.89),
         # what a person wants for themself (session 44), not trained on: 0.46 / 0.47 (0.81
         # / 0.83) with session 43's weights
         ("hand 15", 0.54, 0.53, 0.89, 0.86),  # (0.45 0.42 0.85 0.78)
@@ -196,6 +199,25 @@ def test_the_parts_as_measured(
     assert result.recall() >= recall - 0.005, capture_quality.table(result)
     assert kept_p >= kept_precision - 0.005, capture_quality.table(result)
     assert kept_r >= kept_recall - 0.005, capture_quality.table(result)
+
+
+@pytest.mark.parametrize(
+    ("parts", "right"),
+    [
+        # session 51 (WORKSPACE.md 12.2 revision 21), lexical: held-out 18-20 were 77/85
+        # before the session's scope changes (never read); held-out 21, written after
+        # them, 39/44 with main before the session
+        (("held-out 18", "held-out 19", "held-out 20"), 81 / 85),
+        (("held-out 21",), 42 / 44),
+    ],
+)
+def test_scope_on_the_held_out_parts(parts: tuple[str, ...], right: float) -> None:
+    """The share of what is stored whose scope is right (seed 000), on parts not tuned on,
+    as measured: the issue's goal is 0.9."""
+    result = capture_quality.score(
+        [s for part in parts for s in capture_quality.load(capture_quality.PARTS[part])]
+    )
+    assert result.scope() >= right - 0.005, result.misses
 
 
 # -- whole statements and scope -------------------------------------------------------------

@@ -176,6 +176,9 @@ SPREAD = 0.035
         # typist, a dictated stream, a switch of language, pasted blocks, numbered rules),
         # run once; its misses not read
         ("held-out 20", 0.73, 0.66, 0.91, 0.86),  # s50 out of fold: 0.69 0.62 0.89 0.82
+        # written in session 51 after its scope changes (situation cards), run once; its
+        # misses not read; scope right 44/46 (41/46 with main before the session)
+        ("held-out 21", 0.88, 0.85, 0.92, 0.89),
     ],
 )
 def test_the_parts_as_measured_with_embeddings(
