@@ -125,9 +125,29 @@ def print_checked(c: Checked) -> None:
     default=None,
     help="Also write the log's verifier key to FILE, to hand to witnesses and auditors.",
 )
+@click.option(
+    "--witness",
+    "witnesses",
+    multiple=True,
+    metavar="VKEY|FILE",
+    help="A witness to ask for a cosignature (its key); one per --witness-url, in order.",
+)
+@click.option(
+    "--witness-url",
+    "witness_urls",
+    multiple=True,
+    metavar="URL",
+    help="That witness's submission prefix (tlog-witness add-checkpoint).",
+)
 @dir_option
 @json_option
-def publish(folder: Path, key_out: str | None, as_json: bool) -> None:
+def publish(
+    folder: Path,
+    key_out: str | None,
+    witnesses: tuple[str, ...],
+    witness_urls: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Publish the chain as a C2SP tlog-tiles log in FOLDER, for witnesses and monitors.
 
     Verifies the chain, writes the tiles and entry bundles of its SHA-256
@@ -138,16 +158,37 @@ def publish(folder: Path, key_out: str | None, as_json: bool) -> None:
     refused. Prints the log's verifier key, for witnesses and other tools.
 
     \b
+    With --witness and --witness-url, the new checkpoint is sent to each
+    witness (c2sp.org/tlog-witness) with a consistency proof, and each
+    cosignature that comes back is added to it; a witness that refuses (the
+    log rolled back or forked, or a key it does not know) makes the command
+    exit 1, the folder published without that cosignature.
+
+    \b
     Example:
         memory-chain publish ./log --key-out log.vkey
+        memory-chain publish ./log --witness w1.vkey --witness-url http://127.0.0.1:8770
         memory-chain verify --tiles ./log --log-key log.vkey
     """
+    from memory_chain.chain.audit.publishing import ask_witnesses
     from memory_chain.chain.audit.publishing import publish as run
+    from memory_chain.chain.format.errors import InputError
 
+    if len(witnesses) != len(witness_urls):
+        raise InputError("give one --witness-url for each --witness, in the same order")
+    keys = witness_keys(witnesses)
     done = run(open_ledger(), folder)
-    cp = done.checkpoint
     if key_out is not None:
         Path(key_out).write_text(done.vkey + "\n", encoding="utf-8")
+    asked = []
+    if keys:
+        from memory_chain.integrations.witness_http import submitter
+
+        asked = ask_witnesses(
+            folder, [(k, submitter(url)) for k, url in zip(keys, witness_urls, strict=True)]
+        )
+    cp = done.checkpoint
+    refused = [a for a in asked if not a.ok]
     if as_json:
         emit_json(
             {
@@ -158,12 +199,17 @@ def publish(folder: Path, key_out: str | None, as_json: bool) -> None:
                 "new": done.new,
                 "written": done.written,
                 "log_key": done.vkey,
+                "witnesses": [{"name": a.witness, "ok": a.ok, "message": a.message} for a in asked],
             }
         )
-        return
-    state = "new checkpoint" if done.new else "unchanged since the last publish"
-    click.echo(f"{state}: {cp.origin} at size {cp.size} ({done.written} files written)")
-    click.echo(f"log key: {done.vkey}")
+    else:
+        state = "new checkpoint" if done.new else "unchanged since the last publish"
+        click.echo(f"{state}: {cp.origin} at size {cp.size} ({done.written} files written)")
+        click.echo(f"log key: {done.vkey}")
+        for a in asked:
+            click.echo(f"  witness {a.witness}: {a.message}", err=not a.ok)
+    if refused:
+        sys.exit(1)
 
 
 def verify_folder(
@@ -199,6 +245,7 @@ def witness() -> None:
     Example:
         memory-chain witness keygen witness.example/w1 --out w1.key > w1.vkey
         memory-chain witness cosign ./log --key w1.key --log-key log.vkey
+        memory-chain witness serve --key w1.key --log log.vkey
     """
 
 
@@ -238,6 +285,68 @@ def keygen(name: str, out: str) -> None:
     click.echo(vkey_text(name, COSIGNATURE, bytes(SigningKey(seed).verify_key)))
 
 
+@witness.command("serve", context_settings=CONTEXT_SETTINGS)
+@click.option("--key", "key_file", required=True, metavar="FILE", help="The witness's key file.")
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    required=True,
+    metavar="VKEY|FILE",
+    help="A log this witness follows (its key, as `publish` printed it); repeat for several.",
+)
+@click.option(
+    "--state",
+    metavar="FILE",
+    default=None,
+    help="What this witness cosigned before (default: the key file's name + .state.json).",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8770, help="The port on 127.0.0.1 (0: free)."
+)
+def serve(key_file: str, logs: tuple[str, ...], state: str | None, port: int) -> None:
+    """Serve c2sp.org/tlog-witness's add-checkpoint on 127.0.0.1 until Ctrl-C.
+
+    Prints the submission prefix (the URL a log passes as --witness-url) on
+    its first line. A checkpoint of a log not given with --log is answered
+    404; one that does not extend what this witness cosigned before, 409 or
+    422: it is never cosigned.
+
+    \b
+    Example:
+        memory-chain witness serve --key w1.key --log log.vkey --port 8770
+    """
+    from memory_chain.chain.log.cosigner import Cosigner
+    from memory_chain.integrations.witness_http import serve as run
+
+    name, seed = _witness_key(key_file)
+    followed = [k for k in (_log_key(v) for v in logs) if k is not None]
+    cosigner = Cosigner(name, seed, followed, _state_path(key_file, state))
+
+    def ready(url: str) -> None:
+        click.echo(url)
+        sys.stdout.flush()
+        click.echo(f"witness {name}: add-checkpoint at {url}; Ctrl-C stops", err=True)
+
+    run(cosigner, port=port, ready=ready)
+
+
+def _witness_key(key_file: str) -> tuple[str, bytes]:
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.chain.log.cosignature import COSIGNATURE, parse_private_key
+
+    try:
+        return parse_private_key(Path(key_file).read_text(encoding="utf-8"), COSIGNATURE)
+    except OSError as exc:
+        raise InputError(f"cannot read {key_file}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise InputError(f"{key_file}: {exc}") from None
+
+
+def _state_path(key_file: str, state: str | None) -> Path:
+    return Path(state) if state else Path(key_file + ".state.json")
+
+
 @witness.command("cosign", context_settings=CONTEXT_SETTINGS)
 @click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--key", "key_file", required=True, metavar="FILE", help="The witness's key file.")
@@ -262,19 +371,11 @@ def cosign(folder: Path, key_file: str, log_key: str, state: str | None, as_json
         memory-chain witness cosign ./log --key w1.key --log-key log.vkey
     """
     from memory_chain.chain.audit.publishing import cosign as run
-    from memory_chain.chain.format.errors import InputError
-    from memory_chain.chain.log.cosignature import COSIGNATURE, parse_private_key
 
-    try:
-        name, seed = parse_private_key(Path(key_file).read_text(encoding="utf-8"), COSIGNATURE)
-    except OSError as exc:
-        raise InputError(f"cannot read {key_file}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise InputError(f"{key_file}: {exc}") from None
+    name, seed = _witness_key(key_file)
     log = _log_key(log_key)
     assert log is not None
-    state_path = Path(state) if state else Path(key_file + ".state.json")
-    done = run(folder, name=name, seed=seed, log_key=log, state=state_path)
+    done = run(folder, name=name, seed=seed, log_key=log, state=_state_path(key_file, state))
     cp = done.checkpoint
     if as_json:
         emit_json(

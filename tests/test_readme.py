@@ -289,3 +289,44 @@ def test_publish_your_log_section_runs(tmp_path: Path) -> None:
     work, out = run_lines(commands(block), tmp_path)
     assert (work / "log" / "checkpoint").is_file()
     assert "witness witness.example/w1: saw size 2" in out
+
+
+def test_publish_your_log_with_a_witness_service(tmp_path: Path) -> None:
+    """The second block: the witness as a service (started here on a free port in place of
+    the README's 8770, and stopped after), publish asking it, and the check."""
+    import signal
+    import socket
+
+    first = sh_blocks(section(README, "## Publish your log"))[0]
+    second = commands(sh_blocks(section(README, "## Publish your log"))[1])
+    serve, rest = second[0], second[1:]
+    assert serve.startswith("memory-chain witness serve") and serve.endswith("&"), serve
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    work, _ = run_lines(commands(first), tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in AMBIENT}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMORY_CHAIN_DIR=str(tmp_path / "data"),
+        PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+    )
+    argv = serve.rstrip("&").replace("8770", port).split()
+    proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == f"http://127.0.0.1:{port}"
+        for line in rest:
+            result = subprocess.run(
+                ["bash", "-o", "pipefail", "-c", line.replace("8770", port)],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert 0 == result.returncode, f"{line}\n{result.stderr}"
+        assert "witness witness.example/w1: saw size 3" in result.stdout
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)

@@ -17,31 +17,23 @@
 
 from __future__ import annotations
 
-import base64
 import os
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import orjson
-
-from ..format.canonical import strict_base64
 from ..format.errors import IntegrityError, KeyAccessError, OperationalError
 from ..format.fsutil import replace_file, sync_filesystem
 from ..log.checkpoint import Checkpoint, CheckpointError, parse_checkpoint, sign_checkpoint
 from ..log.cosignature import (
-    COSIGNATURE,
     NOTE_ED25519,
     VerifierKey,
     cosigned_at,
     note_signed_by,
     vkey_text,
 )
-from ..log.cosignature import (
-    cosign as cosignature_line,
-)
-from ..log.merkle import SHA256, Frontier, ProofError, consistency_proof, verify_consistency
+from ..log.cosigner import SIZE_TYPE, Cosigner, Refused, Request, add_checkpoint_body
+from ..log.merkle import SHA256, Frontier, consistency_proof
 from ..log.tiles import (
     HASHES_PER_TILE,
     TileError,
@@ -58,7 +50,17 @@ from ..verify.lines import verify_lines
 from ..verify.parallel import verify_parallel
 from .verify_ledger import verify_ledger
 
-__all__ = ["Checked", "Cosigned", "Published", "check_published", "cosign", "publish"]
+__all__ = [
+    "Asked",
+    "Checked",
+    "Cosigned",
+    "Published",
+    "Submit",
+    "ask_witnesses",
+    "check_published",
+    "cosign",
+    "publish",
+]
 
 CHECKPOINT = "checkpoint"
 #: From this many entries a published folder's entries are verified by all cores.
@@ -66,7 +68,6 @@ PARALLEL_ENTRIES = 8192
 #: Earlier checkpoints that carried cosignatures, by size (FORMAT.md 19.1): what each
 #: witness saw before the log grew past it.
 COSIGNED = "cosigned"
-_STATE_FORMAT = "memory-chain-cosigner/1"
 
 
 def _root(leaves: list[bytes]) -> bytes:
@@ -382,7 +383,9 @@ def cosign(
     consistent with the largest checkpoint of that origin this witness
     cosigned before (kept in ``state``): a smaller size (a rollback), the same
     size with another root, or a tree the tiles cannot prove to extend the
-    old one (a fork) raise IntegrityError, and nothing is signed.
+    old one (a fork) raise IntegrityError, and nothing is signed. The rules are
+    log/cosigner.py's, as the witness's HTTP server applies them; here the
+    witness computes the consistency proof from the folder's tiles itself.
     """
     cp = _read_checkpoint(folder)
     if cp is None:
@@ -392,71 +395,116 @@ def cosign(
             f"the checkpoint of {cp.origin} is not signed by the log key given ({log_key.name})",
             reason="checkpoint-signature",
         )
-    logs = _load_state(state)
-    old = logs.get(cp.origin)
-    previous = None
-    if old is not None:
-        previous, old_root = old
-        if cp.size < previous:
-            raise IntegrityError(
-                f"{cp.origin} is at size {cp.size}, but this witness cosigned size {previous}: "
-                "the log was rolled back",
-                reason="rollback",
-            )
-        try:
+    witness = Cosigner(name, seed, [log_key], state)
+    previous, _ = witness.seen(cp.origin)
+    if cp.size < previous:
+        raise IntegrityError(
+            f"{cp.origin} is at size {cp.size}, but this witness cosigned size {previous}: "
+            "the log was rolled back",
+            reason="rollback",
+        )
+    proof: list[bytes] = []
+    try:
+        if 0 < previous < cp.size:
             leaves = read_leaf_hashes(folder, cp.size, cp.root)
-            proof = consistency_proof(SHA256, leaves, previous) if cp.size > previous else []
-            verify_consistency(SHA256, previous, cp.size, proof, old_root, cp.root)
-        except (TileError, ProofError) as exc:
-            raise IntegrityError(
-                f"{cp.origin} at size {cp.size} does not extend the size {previous} this witness "
-                f"cosigned: the log forked ({exc})",
-                reason="fork",
-            ) from None
-    from nacl.signing import SigningKey
+            proof = consistency_proof(SHA256, leaves, previous)
+        line = witness.add(Request(previous, proof, cp), now)
+    except (TileError, Refused) as exc:
+        raise IntegrityError(
+            f"{cp.origin} at size {cp.size} does not extend the size {previous} this witness "
+            f"cosigned: the log forked ({exc})",
+            reason="fork",
+        ) from None
+    timestamp = cosigned_at(cp, witness.key)
+    if timestamp is not None:  # this checkpoint already carries this witness's cosignature
+        return Cosigned(cp, previous or None, timestamp)
+    text = cp.text + line.encode()
+    _replace_if_unchanged(folder, cp, text)
+    done = parse_checkpoint(text)
+    return Cosigned(done, previous or None, cosigned_at(done, witness.key) or 0)
 
-    own = VerifierKey(name, COSIGNATURE, bytes(SigningKey(seed).verify_key))
-    before = cosigned_at(cp, own)
-    if before is not None:  # this checkpoint already carries this witness's cosignature
-        return Cosigned(cp, previous, before)
-    timestamp = int(time.time()) if now is None else now
-    logs[cp.origin] = (cp.size, cp.root)
-    _save_state(state, logs)
-    text = cp.text + cosignature_line(cp, name, seed, timestamp).encode()
+
+def _replace_if_unchanged(folder: Path, cp: Checkpoint, text: bytes) -> None:
     if (folder / CHECKPOINT).read_bytes() != cp.text:
         raise OperationalError(
-            f"{folder / CHECKPOINT} changed while it was being cosigned", hint="run cosign again"
+            f"{folder / CHECKPOINT} changed while it was being cosigned", hint="run it again"
         )
     replace_file(folder / CHECKPOINT, text)
-    return Cosigned(parse_checkpoint(text), previous, timestamp)
 
 
-def _load_state(path: Path) -> dict[str, tuple[int, bytes]]:
-    """origin -> (size, root) of the largest checkpoint this witness cosigned."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        return {}
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise OperationalError(f"cannot read the witness state {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != _STATE_FORMAT:
-        raise OperationalError(f"{path} is not a witness state ({_STATE_FORMAT})")
-    logs = data.get("logs")
-    out: dict[str, tuple[int, bytes]] = {}
-    for origin, seen in (logs or {}).items() if isinstance(logs, dict) else ():
-        size = seen.get("size") if isinstance(seen, dict) else None
-        root = seen.get("root") if isinstance(seen, dict) else None
-        raw = strict_base64(root) if isinstance(root, str) else None
-        if type(size) is not int or size < 1 or raw is None or len(raw) != 32:
-            raise OperationalError(f"{path}: the state of {origin} is not a size and a root")
-        out[origin] = (size, raw)
-    if not isinstance(logs, dict):
-        raise OperationalError(f"{path} has no logs")
+#: Sends an add-checkpoint request body to a witness: (HTTP status, content type, body).
+Submit = Callable[[bytes], tuple[int, str, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A witness's answer to a published checkpoint."""
+
+    witness: str
+    ok: bool
+    message: str
+
+
+def ask_witnesses(folder: Path, witnesses: Sequence[tuple[VerifierKey, Submit]]) -> list[Asked]:
+    """Send ``folder``'s checkpoint to each witness (c2sp.org/tlog-witness add-checkpoint),
+    with a consistency proof from the size it cosigned last, and add each valid
+    cosignature that comes back to the checkpoint.
+
+    The old size sent is the largest this folder shows the witness cosigned (0 if
+    none); a witness that remembers another answers 409 with its size, and the
+    request is sent once more from that size. A witness that saw a larger size, or
+    refuses, is reported, and the checkpoint goes without its cosignature.
+    """
+    cp = _read_checkpoint(folder)
+    if cp is None:
+        raise OperationalError(f"{folder / CHECKPOINT} is missing")
+    leaves: list[bytes] = []
+    earlier = _earlier_cosigned(folder, cp)
+    added: list[str] = []
+    out: list[Asked] = []
+    for key, submit in witnesses:
+        if cosigned_at(cp, key) is not None:
+            out.append(Asked(key.name, True, f"cosigned size {cp.size} before"))
+            continue
+        old = max((e.size for e in earlier if cosigned_at(e, key) is not None), default=0)
+        answer = None
+        for _attempt in range(2):
+            if old > cp.size:
+                answer = Asked(key.name, False, f"it cosigned size {old}: the log was rolled back")
+                break
+            proof: list[bytes] = []
+            if 0 < old < cp.size:
+                if not leaves:
+                    leaves = read_leaf_hashes(folder, cp.size, cp.root)
+                proof = consistency_proof(SHA256, leaves, old)
+            status, kind, body = submit(add_checkpoint_body(old, proof, cp.text))
+            if status == 409 and kind.startswith(SIZE_TYPE) and body.strip().isdigit():
+                old = int(body.strip())
+                continue
+            if status != 200:
+                reason = body.decode("utf-8", "replace").strip()[:200]
+                answer = Asked(key.name, False, f"refused ({status}): {reason}")
+                break
+            valid = [
+                line + "\n"
+                for line in body.decode("utf-8", "replace").splitlines()
+                if _cosigns(cp, key, line)
+            ]
+            if not valid:
+                answer = Asked(key.name, False, "answered without a valid cosignature")
+                break
+            added.append(valid[0])
+            answer = Asked(key.name, True, f"cosigned size {cp.size}")
+            break
+        out.append(answer or Asked(key.name, False, "its size kept changing; try again"))
+    if added:
+        _replace_if_unchanged(folder, cp, cp.text + "".join(added).encode())
     return out
 
 
-def _save_state(path: Path, logs: dict[str, tuple[int, bytes]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = {o: {"size": n, "root": base64.b64encode(r).decode()} for o, (n, r) in logs.items()}
-    data = orjson.dumps({"format": _STATE_FORMAT, "logs": body}, option=orjson.OPT_SORT_KEYS)
-    replace_file(path, data + b"\n", mode=0o600)
+def _cosigns(cp: Checkpoint, key: VerifierKey, line: str) -> bool:
+    """Whether signature ``line`` is a valid cosignature of ``cp`` by ``key``."""
+    try:
+        return cosigned_at(parse_checkpoint(cp.text + (line + "\n").encode()), key) is not None
+    except CheckpointError:
+        return False
