@@ -117,8 +117,15 @@ def print_checked(c: Checked) -> None:
         click.echo(f"FAILED: {c.failure} ({c.reason})", err=True)
 
 
+def where_of(text: str) -> Any:
+    """A published log's place: a folder, or s3://bucket/prefix (the `s3` extra)."""
+    from memory_chain.integrations.s3_store import S3Store, is_s3_url
+
+    return S3Store(text) if is_s3_url(text) else Path(text)
+
+
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("folder")
 @click.option(
     "--key-out",
     metavar="FILE",
@@ -142,7 +149,7 @@ def print_checked(c: Checked) -> None:
 @dir_option
 @json_option
 def publish(
-    folder: Path,
+    folder: str,
     key_out: str | None,
     witnesses: tuple[str, ...],
     witness_urls: tuple[str, ...],
@@ -165,8 +172,13 @@ def publish(
     exit 1, the folder published without that cosignature.
 
     \b
+    FOLDER may be s3://bucket/prefix (the `s3` extra; AWS_ENDPOINT_URL for a
+    store that is not AWS): the same objects, the checkpoint put last.
+
+    \b
     Example:
         memory-chain publish ./log --key-out log.vkey
+        memory-chain publish s3://agent-logs/alice
         memory-chain publish ./log --witness w1.vkey --witness-url http://127.0.0.1:8770
         memory-chain verify --tiles ./log --log-key log.vkey
     """
@@ -177,7 +189,8 @@ def publish(
     if len(witnesses) != len(witness_urls):
         raise InputError("give one --witness-url for each --witness, in the same order")
     keys = witness_keys(witnesses)
-    done = run(open_ledger(), folder)
+    where = where_of(folder)
+    done = run(open_ledger(), where)
     if key_out is not None:
         Path(key_out).write_text(done.vkey + "\n", encoding="utf-8")
     asked = []
@@ -185,14 +198,14 @@ def publish(
         from memory_chain.integrations.witness_http import submitter
 
         asked = ask_witnesses(
-            folder, [(k, submitter(url)) for k, url in zip(keys, witness_urls, strict=True)]
+            where, [(k, submitter(url)) for k, url in zip(keys, witness_urls, strict=True)]
         )
     cp = done.checkpoint
     refused = [a for a in asked if not a.ok]
     if as_json:
         emit_json(
             {
-                "folder": str(folder),
+                "folder": done.folder,
                 "origin": cp.origin,
                 "size": cp.size,
                 "root": _b64(cp.root),
@@ -213,7 +226,7 @@ def publish(
 
 
 def verify_folder(
-    folder: Path,
+    folder: str,
     log_key: str | None,
     witnesses: tuple[str, ...],
     quorum: int | None,
@@ -223,7 +236,10 @@ def verify_folder(
     from memory_chain.chain.audit.publishing import check_published
 
     checked = check_published(
-        folder, log_key=_log_key(log_key), witnesses=witness_keys(witnesses), quorum=quorum
+        where_of(folder),
+        log_key=_log_key(log_key),
+        witnesses=witness_keys(witnesses),
+        quorum=quorum,
     )
     if as_json:
         emit_json(checked_json(checked))
@@ -348,7 +364,7 @@ def _state_path(key_file: str, state: str | None) -> Path:
 
 
 @witness.command("cosign", context_settings=CONTEXT_SETTINGS)
-@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("folder")
 @click.option("--key", "key_file", required=True, metavar="FILE", help="The witness's key file.")
 @click.option(
     "--log-key", required=True, metavar="VKEY|FILE", help="The log's key, as `publish` printed it."
@@ -360,7 +376,7 @@ def _state_path(key_file: str, state: str | None) -> Path:
     help="What this witness cosigned before (default: the key file's name + .state.json).",
 )
 @json_option
-def cosign(folder: Path, key_file: str, log_key: str, state: str | None, as_json: bool) -> None:
+def cosign(folder: str, key_file: str, log_key: str, state: str | None, as_json: bool) -> None:
     """Cosign FOLDER's checkpoint if it extends what this witness cosigned before.
 
     Exit 0 when cosigned, 1 when refused (the log was rolled back or forked,
@@ -375,7 +391,9 @@ def cosign(folder: Path, key_file: str, log_key: str, state: str | None, as_json
     name, seed = _witness_key(key_file)
     log = _log_key(log_key)
     assert log is not None
-    done = run(folder, name=name, seed=seed, log_key=log, state=_state_path(key_file, state))
+    done = run(
+        where_of(folder), name=name, seed=seed, log_key=log, state=_state_path(key_file, state)
+    )
     cp = done.checkpoint
     if as_json:
         emit_json(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -143,7 +142,7 @@ def verify(
     if tiles is not None:
         from .publish_cmds import verify_folder
 
-        verify_folder(Path(tiles), log_key, witnesses, quorum, as_json)
+        verify_folder(tiles, log_key, witnesses, quorum, as_json)
         return
     if bundle is not None:
         from .archive_cmds import verify_bundle_file
@@ -197,8 +196,10 @@ def verify(
     if published is not None and f is None:
         from memory_chain.chain.audit.publishing import check_published
 
+        from .publish_cmds import where_of
+
         checked = check_published(
-            Path(published),
+            where_of(published),
             witnesses=witness_keys(witnesses),
             quorum=quorum,
             ledger=open_ledger(),

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..format.errors import IntegrityError, KeyAccessError, OperationalError
-from ..format.fsutil import replace_file, sync_filesystem
 from ..log.checkpoint import Checkpoint, CheckpointError, parse_checkpoint, sign_checkpoint
 from ..log.cosignature import (
     NOTE_ED25519,
@@ -36,7 +35,9 @@ from ..log.cosigner import SIZE_TYPE, Cosigner, Refused, Request, add_checkpoint
 from ..log.merkle import SHA256, Frontier, consistency_proof
 from ..log.tiles import (
     HASHES_PER_TILE,
+    Store,
     TileError,
+    as_store,
     build_tiles,
     companion_origin,
     entry_bundle,
@@ -77,31 +78,29 @@ def _root(leaves: list[bytes]) -> bytes:
     return f.root()
 
 
-def _read_checkpoint(folder: Path) -> Checkpoint | None:
-    path = folder / CHECKPOINT
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+def _read_checkpoint(store: Store) -> Checkpoint | None:
+    data = store.read(CHECKPOINT)
+    if data is None:
         return None
-    except OSError as exc:
-        raise OperationalError(f"cannot read {path}: {exc.strerror}") from None
     try:
         return parse_checkpoint(data)
     except CheckpointError as exc:
-        raise IntegrityError(f"{path}: {exc}", reason="bad-checkpoint") from None
+        raise IntegrityError(f"{store.where(CHECKPOINT)}: {exc}", reason="bad-checkpoint") from None
 
 
 @dataclass(frozen=True, slots=True)
 class Published:
     checkpoint: Checkpoint
-    folder: Path
+    folder: str  # where it was published
     written: int  # tiles and bundles written (missing or different before)
     new: bool  # False: the folder already held a checkpoint of this size
     vkey: str  # the log's verifier key, for witnesses and other tools
 
 
-def publish(ledger: Ledger, folder: Path) -> Published:
-    """Publish the verified chain as tiles in ``folder``; sign its companion checkpoint."""
+def publish(ledger: Ledger, where: Store | Path) -> Published:
+    """Publish the verified chain as tiles in a folder or a Store; sign its companion
+    checkpoint."""
+    store = as_store(where)
     signer = ledger.signer()
     with ledger.locked():
         report = verify_ledger(ledger)
@@ -118,10 +117,10 @@ def publish(ledger: Ledger, folder: Path) -> Published:
                 hint="use the key named by the last key rotation",
             )
         origin = companion_origin(report.chain_id)
-        old = _read_checkpoint(folder)
+        old = _read_checkpoint(store)
         if old is not None and old.origin != origin:
             raise IntegrityError(
-                f"{folder / CHECKPOINT} is the log {old.origin}, not this chain's ({origin})",
+                f"{store.where(CHECKPOINT)} is the log {old.origin}, not this chain's ({origin})",
                 reason="other-log",
                 hint="publish each chain to a folder of its own",
             )
@@ -132,26 +131,24 @@ def publish(ledger: Ledger, folder: Path) -> Published:
         for group in _groups(ledger, report.size):
             leaves.extend(leaf_hashes_of(group))
         if old is not None:
-            _check_extends(old, origin, leaves, folder)
-        folder.mkdir(parents=True, exist_ok=True)
+            _check_extends(old, origin, leaves, store)
         kept = 0 if old is None else old.size // HASHES_PER_TILE  # full bundles published
         written = 0
         for index, group in enumerate(_groups(ledger, report.size)):
             rel = tile_path(None, index, len(group))
-            if index < kept and _has_size(folder / rel, sum(len(x) + 2 for x in group)):
+            if index < kept and store.size(rel) == sum(len(x) + 2 for x in group):
                 continue  # immutable once published: `verify --tiles` reads it, not this
-            written += _write(folder, rel, entry_bundle(group))
+            written += _write(store, rel, entry_bundle(group))
         for rel, data in build_tiles(leaves).items():
-            written += _write(folder, rel, data)
+            written += _write(store, rel, data)
         if old is not None and old.size == len(leaves):
-            return Published(old, folder, written, False, _vkey(origin, signer.public))
+            return Published(old, store.where(), written, False, _vkey(origin, signer.public))
         if old is not None and len(old.signatures) > 1:  # cosigned: kept, as a witness saw it
-            (folder / COSIGNED).mkdir(exist_ok=True)
-            replace_file(folder / COSIGNED / str(old.size), old.text, durable=False)
-        sync_filesystem(folder)  # the tiles are on disk before a checkpoint names them
+            store.write(f"{COSIGNED}/{old.size}", old.text)
+        store.sync()  # the tiles are durable before a checkpoint names them
         cp = sign_checkpoint(origin, len(leaves), _root(leaves), signer)
-        replace_file(folder / CHECKPOINT, cp.text)
-        return Published(cp, folder, written, True, _vkey(origin, signer.public))
+        store.write(CHECKPOINT, cp.text, last=True)
+        return Published(cp, store.where(), written, True, _vkey(origin, signer.public))
 
 
 def _groups(ledger: Ledger, size: int) -> Iterator[list[bytes]]:
@@ -173,24 +170,11 @@ def _groups(ledger: Ledger, size: int) -> Iterator[list[bytes]]:
         yield group
 
 
-def _has_size(path: Path, size: int) -> bool:
-    try:
-        return path.stat().st_size == size
-    except OSError:
-        return False
-
-
-def _write(folder: Path, rel: str, data: bytes) -> int:
+def _write(store: Store, rel: str, data: bytes) -> int:
     """Write ``rel`` unless it holds ``data`` already; 1 if written, else 0."""
-    path = folder / rel
-    try:
-        if path.read_bytes() == data:
-            return 0
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OperationalError(f"cannot read {path}: {exc.strerror}") from None
-    replace_file(path, data, durable=False)
+    if store.size(rel) == len(data) and store.read(rel) == data:
+        return 0
+    store.write(rel, data)
     return 1
 
 
@@ -198,9 +182,9 @@ def _vkey(origin: str, public: bytes) -> str:
     return vkey_text(origin, NOTE_ED25519, public)
 
 
-def _check_extends(old: Checkpoint, origin: str, leaves: list[bytes], folder: Path) -> None:
+def _check_extends(old: Checkpoint, origin: str, leaves: list[bytes], store: Store) -> None:
     """Refuse to publish over a folder whose log this chain does not extend."""
-    where = folder / CHECKPOINT
+    where = store.where(CHECKPOINT)
     if old.origin != origin:
         raise IntegrityError(
             f"{where} is the log {old.origin}, not this chain's ({origin})",
@@ -225,7 +209,7 @@ def _check_extends(old: Checkpoint, origin: str, leaves: list[bytes], folder: Pa
 class Checked:
     """What check_published found. ``failure`` None: the folder verifies."""
 
-    folder: Path
+    folder: str
     size: int = 0
     root: bytes = b""
     origin: str = ""
@@ -243,7 +227,7 @@ class Checked:
 
 
 def check_published(
-    folder: Path,
+    where: Store | Path,
     *,
     log_key: VerifierKey | None = None,
     witnesses: list[VerifierKey] | None = None,
@@ -257,27 +241,28 @@ def check_published(
     ``witnesses`` must have cosigned (all of them by default). ``ledger``: the
     published log must also be a prefix of this local chain.
     """
+    store = as_store(where)
     witnesses = witnesses or []
     need = len(witnesses) if quorum is None else quorum
-    seen = Checked(folder)
+    seen = Checked(store.where())
 
     def failed(message: str, reason: str) -> Checked:
         return replace(seen, failure=message, reason=reason)
 
     try:
-        cp = _read_checkpoint(folder)
+        cp = _read_checkpoint(store)
     except IntegrityError as exc:
         return failed(exc.message, exc.reason)
     if cp is None:
-        return failed(f"{folder / CHECKPOINT} is missing", "missing")
+        return failed(f"{store.where(CHECKPOINT)} is missing", "missing")
     seen = replace(seen, size=cp.size, root=cp.root, origin=cp.origin)
     head, _, tail = cp.origin.rpartition("/")
     chain_id = "b3:" + head.removeprefix("memory-chain/")
     if tail != "sha256" or companion_origin(chain_id) != cp.origin or len(chain_id) != 67:
         return failed(f"{cp.origin} is not a memory-chain companion log", "other-log")
     try:
-        leaves = read_leaf_hashes(folder, cp.size, cp.root)
-        lines = (entry + b"\n" for entry in iter_entries(folder, cp.size, leaves))
+        leaves = read_leaf_hashes(store, cp.size, cp.root)
+        lines = (entry + b"\n" for entry in iter_entries(store, cp.size, leaves))
         if cp.size >= PARALLEL_ENTRIES and (os.cpu_count() or 1) > 1:
             report = verify_parallel(
                 lines, content_root=None, workers=os.cpu_count() or 1, chain_id=chain_id
@@ -316,7 +301,7 @@ def check_published(
                 f"the published log at size {cp.size} is not a prefix of the local chain", "fork"
             )
     cosigned: list[tuple[str, int | None, int | None]] = []
-    earlier = _earlier_cosigned(folder, cp)
+    earlier = _earlier_cosigned(store, cp)
     for w in witnesses:
         t = cosigned_at(cp, w)
         if t is not None:
@@ -329,7 +314,7 @@ def check_published(
         seen_by = [w for w in witnesses if cosigned_at(old, w) is not None]
         if seen_by and old.root != _root(leaves[: old.size]):
             return failed(
-                f"{folder / COSIGNED / str(old.size)} was cosigned with another root at size "
+                f"{store.where(f'{COSIGNED}/{old.size}')} was cosigned with another root at size "
                 f"{old.size}: the log forked after a witness saw it",
                 "fork",
             )
@@ -344,17 +329,16 @@ def check_published(
     return seen
 
 
-def _earlier_cosigned(folder: Path, cp: Checkpoint) -> list[Checkpoint]:
+def _earlier_cosigned(store: Store, cp: Checkpoint) -> list[Checkpoint]:
     """The checkpoints of this log kept in cosigned/, smaller than ``cp`` (unreadable: skipped)."""
     out: list[Checkpoint] = []
-    try:
-        names = sorted(p.name for p in (folder / COSIGNED).iterdir())
-    except OSError:
-        return out
-    for name in names:
+    for name in store.names(COSIGNED):
         try:
-            old = parse_checkpoint((folder / COSIGNED / name).read_bytes())
-        except (OSError, CheckpointError):
+            data = store.read(f"{COSIGNED}/{name}")
+            if data is None:
+                continue
+            old = parse_checkpoint(data)
+        except (OperationalError, CheckpointError):
             continue
         if old.origin == cp.origin and 0 < old.size < cp.size and name == str(old.size):
             out.append(old)
@@ -369,7 +353,7 @@ class Cosigned:
 
 
 def cosign(
-    folder: Path,
+    where: Store | Path,
     *,
     name: str,
     seed: bytes,
@@ -387,9 +371,10 @@ def cosign(
     log/cosigner.py's, as the witness's HTTP server applies them; here the
     witness computes the consistency proof from the folder's tiles itself.
     """
-    cp = _read_checkpoint(folder)
+    store = as_store(where)
+    cp = _read_checkpoint(store)
     if cp is None:
-        raise OperationalError(f"{folder / CHECKPOINT} is missing")
+        raise OperationalError(f"{store.where(CHECKPOINT)} is missing")
     if cp.origin != log_key.name or not note_signed_by(cp, log_key):
         raise IntegrityError(
             f"the checkpoint of {cp.origin} is not signed by the log key given ({log_key.name})",
@@ -406,7 +391,7 @@ def cosign(
     proof: list[bytes] = []
     try:
         if 0 < previous < cp.size:
-            leaves = read_leaf_hashes(folder, cp.size, cp.root)
+            leaves = read_leaf_hashes(store, cp.size, cp.root)
             proof = consistency_proof(SHA256, leaves, previous)
         line = witness.add(Request(previous, proof, cp), now)
     except (TileError, Refused) as exc:
@@ -419,17 +404,17 @@ def cosign(
     if timestamp is not None:  # this checkpoint already carries this witness's cosignature
         return Cosigned(cp, previous or None, timestamp)
     text = cp.text + line.encode()
-    _replace_if_unchanged(folder, cp, text)
+    _replace_if_unchanged(store, cp, text)
     done = parse_checkpoint(text)
     return Cosigned(done, previous or None, cosigned_at(done, witness.key) or 0)
 
 
-def _replace_if_unchanged(folder: Path, cp: Checkpoint, text: bytes) -> None:
-    if (folder / CHECKPOINT).read_bytes() != cp.text:
+def _replace_if_unchanged(store: Store, cp: Checkpoint, text: bytes) -> None:
+    if store.read(CHECKPOINT) != cp.text:
         raise OperationalError(
-            f"{folder / CHECKPOINT} changed while it was being cosigned", hint="run it again"
+            f"{store.where(CHECKPOINT)} changed while it was being cosigned", hint="run it again"
         )
-    replace_file(folder / CHECKPOINT, text)
+    store.write(CHECKPOINT, text, last=True)
 
 
 #: Sends an add-checkpoint request body to a witness: (HTTP status, content type, body).
@@ -445,7 +430,9 @@ class Asked:
     message: str
 
 
-def ask_witnesses(folder: Path, witnesses: Sequence[tuple[VerifierKey, Submit]]) -> list[Asked]:
+def ask_witnesses(
+    where: Store | Path, witnesses: Sequence[tuple[VerifierKey, Submit]]
+) -> list[Asked]:
     """Send ``folder``'s checkpoint to each witness (c2sp.org/tlog-witness add-checkpoint),
     with a consistency proof from the size it cosigned last, and add each valid
     cosignature that comes back to the checkpoint.
@@ -455,11 +442,12 @@ def ask_witnesses(folder: Path, witnesses: Sequence[tuple[VerifierKey, Submit]])
     request is sent once more from that size. A witness that saw a larger size, or
     refuses, is reported, and the checkpoint goes without its cosignature.
     """
-    cp = _read_checkpoint(folder)
+    store = as_store(where)
+    cp = _read_checkpoint(store)
     if cp is None:
-        raise OperationalError(f"{folder / CHECKPOINT} is missing")
+        raise OperationalError(f"{store.where(CHECKPOINT)} is missing")
     leaves: list[bytes] = []
-    earlier = _earlier_cosigned(folder, cp)
+    earlier = _earlier_cosigned(store, cp)
     added: list[str] = []
     out: list[Asked] = []
     for key, submit in witnesses:
@@ -475,7 +463,7 @@ def ask_witnesses(folder: Path, witnesses: Sequence[tuple[VerifierKey, Submit]])
             proof: list[bytes] = []
             if 0 < old < cp.size:
                 if not leaves:
-                    leaves = read_leaf_hashes(folder, cp.size, cp.root)
+                    leaves = read_leaf_hashes(store, cp.size, cp.root)
                 proof = consistency_proof(SHA256, leaves, old)
             status, kind, body = submit(add_checkpoint_body(old, proof, cp.text))
             if status == 409 and kind.startswith(SIZE_TYPE) and body.strip().isdigit():
@@ -498,7 +486,7 @@ def ask_witnesses(folder: Path, witnesses: Sequence[tuple[VerifierKey, Submit]])
             break
         out.append(answer or Asked(key.name, False, "its size kept changing; try again"))
     if added:
-        _replace_if_unchanged(folder, cp, cp.text + "".join(added).encode())
+        _replace_if_unchanged(store, cp, cp.text + "".join(added).encode())
     return out
 
 

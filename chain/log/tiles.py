@@ -21,13 +21,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
+from ..format.errors import OperationalError
+from ..format.fsutil import replace_file, sync_filesystem
 from .merkle import SHA256, Frontier
 
 __all__ = [
     "HASHES_PER_TILE",
+    "FolderStore",
+    "Store",
     "TileError",
     "Tiles",
+    "as_store",
     "build_tiles",
     "companion_origin",
     "entry_bundle",
@@ -46,6 +52,77 @@ _MAX_ENTRY = 0xFFFF
 
 class TileError(ValueError):
     """A published folder whose tiles do not hold what its checkpoint says; the message says why."""
+
+
+class Store(Protocol):
+    """Where a published log lives: a folder here, or an S3-compatible bucket
+    (integrations/s3_store.py). Paths are the tlog-tiles ones, with "/"."""
+
+    def read(self, rel: str) -> bytes | None:
+        """The object's bytes; None when there is none."""
+
+    def size(self, rel: str) -> int | None:
+        """The object's length; None when there is none."""
+
+    def write(self, rel: str, data: bytes, *, last: bool = False) -> None:
+        """Put the object whole (a reader sees the old bytes or the new). ``last``: the
+        checkpoint, written after everything it names is durable (``sync``)."""
+
+    def names(self, prefix: str) -> list[str]:
+        """The names of the objects right under ``prefix``/."""
+
+    def sync(self) -> None:
+        """Make what was written durable."""
+
+    def where(self, rel: str = "") -> str:
+        """The object's location, for messages."""
+
+
+class FolderStore:
+    """A published log in a folder: each object a file written through a temporary file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def read(self, rel: str) -> bytes | None:
+        try:
+            return self._path(rel).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise OperationalError(f"cannot read {self._path(rel)}: {exc.strerror}") from None
+
+    def size(self, rel: str) -> int | None:
+        try:
+            return self._path(rel).stat().st_size
+        except OSError:
+            return None
+
+    def write(self, rel: str, data: bytes, *, last: bool = False) -> None:
+        path = self._path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(path, data, durable=last)
+
+    def names(self, prefix: str) -> list[str]:
+        try:
+            return sorted(p.name for p in self._path(prefix).iterdir())
+        except OSError:
+            return []
+
+    def sync(self) -> None:
+        if self.root.exists():
+            sync_filesystem(self.root)
+
+    def where(self, rel: str = "") -> str:
+        return str(self._path(rel)) if rel else str(self.root)
+
+
+def as_store(where: Store | Path) -> Store:
+    """A Path as a FolderStore; a Store as it is."""
+    return FolderStore(where) if isinstance(where, Path) else where
 
 
 def companion_origin(chain_id: str) -> str:
@@ -145,41 +222,39 @@ def entry_bundle(lines: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def _read(folder: Path, path: str, length: int | None = None) -> bytes:
-    try:
-        data = (folder / path).read_bytes()
-    except FileNotFoundError:
-        raise TileError(f"{path} is missing") from None
-    except OSError as exc:
-        raise TileError(f"cannot read {path}: {exc.strerror}") from None
+def _read(store: Store, path: str, length: int | None = None) -> bytes:
+    data = store.read(path)
+    if data is None:
+        raise TileError(f"{path} is missing")
     if length is not None and len(data) != length:
         raise TileError(f"{path} is {len(data)} bytes, not {length}")
     return data
 
 
-def _tile_of(folder: Path, level: int, index: int, width: int) -> bytes:
+def _tile_of(store: Store, level: int, index: int, width: int) -> bytes:
     """A tile of ``width`` hashes: the partial tile, or else the first hashes of the full one."""
     if width < HASHES_PER_TILE:
         try:
-            return _read(folder, tile_path(level, index, width), 32 * width)
+            return _read(store, tile_path(level, index, width), 32 * width)
         except TileError:
-            full = folder / tile_path(level, index)
-            if not full.exists():
+            if store.size(tile_path(level, index)) is None:
                 raise
-            return _read(folder, tile_path(level, index), 32 * HASHES_PER_TILE)[: 32 * width]
-    return _read(folder, tile_path(level, index), 32 * HASHES_PER_TILE)
+            return _read(store, tile_path(level, index), 32 * HASHES_PER_TILE)[: 32 * width]
+    return _read(store, tile_path(level, index), 32 * HASHES_PER_TILE)
 
 
-def read_leaf_hashes(folder: Path, size: int, root: bytes) -> list[bytes]:
-    """The leaf hashes of the tree of ``size`` in ``folder``'s tiles, checked against ``root``.
+def read_leaf_hashes(where: Store | Path, size: int, root: bytes) -> list[bytes]:
+    """The leaf hashes of the tree of ``size`` in a published log's tiles, checked against
+    ``root``.
 
     Every tile the tree needs is read and checked: each hash of a level above
     0 must be the root of the full tile below it, and the tree of the leaf
     hashes must have ``root``. Raises TileError with what does not hold.
     """
+    store = as_store(where)
     levels: dict[int, list[bytes]] = {}
     for level, index, width in tiles_for(size):
-        data = _tile_of(folder, level, index, width)
+        data = _tile_of(store, level, index, width)
         levels.setdefault(level, []).extend(data[i : i + 32] for i in range(0, len(data), 32))
     for level in sorted(levels)[1:]:
         below = levels[level - 1]
@@ -198,25 +273,27 @@ def read_leaf_hashes(folder: Path, size: int, root: bytes) -> list[bytes]:
     return leaves
 
 
-def read_entries(folder: Path, size: int, leaf_hashes: Sequence[bytes]) -> list[bytes]:
-    """The first ``size`` entries of ``folder``'s bundles, each checked against its leaf hash."""
-    return list(iter_entries(folder, size, leaf_hashes))
+def read_entries(where: Store | Path, size: int, leaf_hashes: Sequence[bytes]) -> list[bytes]:
+    """The first ``size`` entries of a published log's bundles, each checked against its
+    leaf hash."""
+    return list(iter_entries(where, size, leaf_hashes))
 
 
-def iter_entries(folder: Path, size: int, leaf_hashes: Sequence[bytes]) -> Iterator[bytes]:
+def iter_entries(where: Store | Path, size: int, leaf_hashes: Sequence[bytes]) -> Iterator[bytes]:
     """read_entries() a bundle at a time: TileError as soon as a bundle or an entry is wrong."""
+    store = as_store(where)
     sha = hashlib.sha256
     full, rest = divmod(size, HASHES_PER_TILE)
     for index in range(full + (1 if rest else 0)):
         width = HASHES_PER_TILE if index < full else rest
         path = tile_path(None, index, width)
         try:
-            data = _read(folder, path)
+            data = _read(store, path)
         except TileError:
-            if width == HASHES_PER_TILE or not (folder / tile_path(None, index)).exists():
+            if width == HASHES_PER_TILE or store.size(tile_path(None, index)) is None:
                 raise
             path = tile_path(None, index)
-            data = _read(folder, path)
+            data = _read(store, path)
         at, count, first = 0, 0, index * HASHES_PER_TILE
         entries = []
         while at < len(data) and count < width:
