@@ -18,9 +18,10 @@ from ..log.checkpoint import Checkpoint, make_checkpoint
 from ..log.checkpoint_store import latest_checkpoint, note_path, save_checkpoint
 from ..log.witness import Witness
 from ..store.ledger import Ledger
+from ..verify.lines import Report
 from .verify_ledger import verify_ledger
 
-__all__ = ["Made", "checkpoint"]
+__all__ = ["Made", "checkpoint", "refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,16 @@ class Made:
     witnessed: bool  # the witness learned it
 
 
+def refusal(report: Report, what: str) -> IntegrityError:
+    """Why a chain that did not verify is not signed for (checkpointed, published)."""
+    return IntegrityError(
+        f"the chain does not verify, so it cannot be {what}: {report.failure}",
+        reason=report.failure.reason if report.failure else "unverified",
+        seq=report.failure.seq if report.failure else None,
+        hint="run `memory-chain verify` for the full report",
+    )
+
+
 def checkpoint(ledger: Ledger, *, witness: Witness | None = None) -> Made:
     """Sign a checkpoint of the whole (verified) chain, unless one exists for its size."""
     if witness is None:
@@ -39,12 +50,7 @@ def checkpoint(ledger: Ledger, *, witness: Witness | None = None) -> Made:
     with ledger.locked() as (_fd, head):
         report = verify_ledger(ledger, witness=witness)
         if not report.ok or report.root is None or report.chain_id is None:
-            raise IntegrityError(
-                f"the chain does not verify, so it cannot be checkpointed: {report.failure}",
-                reason=report.failure.reason if report.failure else "unverified",
-                seq=report.failure.seq if report.failure else None,
-                hint="run `memory-chain verify` for the full report",
-            )
+            raise refusal(report, "checkpointed")
         if report.size == head.size and report.root != head.root():
             raise IntegrityError(
                 "head.json's Merkle frontier disagrees with the chain: it was tampered with",

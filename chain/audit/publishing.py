@@ -23,13 +23,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..format.errors import IntegrityError, KeyAccessError, OperationalError
-from ..log.checkpoint import Checkpoint, CheckpointError, parse_checkpoint, sign_checkpoint
+from ..log.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    parse_checkpoint,
+    sign_checkpoint,
+    verifier_key,
+)
 from ..log.cosignature import (
-    NOTE_ED25519,
     VerifierKey,
     cosigned_at,
     note_signed_by,
-    vkey_text,
 )
 from ..log.cosigner import SIZE_TYPE, Cosigner, Refused, Request, add_checkpoint_body
 from ..log.merkle import SHA256, Frontier, consistency_proof
@@ -49,6 +53,7 @@ from ..log.tiles import (
 from ..store.ledger import Ledger
 from ..verify.lines import verify_lines
 from ..verify.parallel import verify_parallel
+from .checkpointing import refusal
 from .verify_ledger import verify_ledger
 
 __all__ = [
@@ -105,12 +110,7 @@ def publish(ledger: Ledger, where: Store | Path) -> Published:
     with ledger.locked():
         report = verify_ledger(ledger)
         if not report.ok or report.chain_id is None or report.key is None:
-            raise IntegrityError(
-                f"the chain does not verify, so it cannot be published: {report.failure}",
-                reason=report.failure.reason if report.failure else "unverified",
-                seq=report.failure.seq if report.failure else None,
-                hint="run `memory-chain verify` for the full report",
-            )
+            raise refusal(report, "published")
         if signer.key_id != report.key:
             raise KeyAccessError(
                 f"the signing key {signer.key_id} is not the chain's current key {report.key}",
@@ -141,14 +141,15 @@ def publish(ledger: Ledger, where: Store | Path) -> Published:
             written += _write(store, rel, entry_bundle(group))
         for rel, data in build_tiles(leaves).items():
             written += _write(store, rel, data)
+        vkey = verifier_key(origin, signer.key_id)
         if old is not None and old.size == len(leaves):
-            return Published(old, store.where(), written, False, _vkey(origin, signer.public))
+            return Published(old, store.where(), written, False, vkey)
         if old is not None and len(old.signatures) > 1:  # cosigned: kept, as a witness saw it
             store.write(f"{COSIGNED}/{old.size}", old.text)
         store.sync()  # the tiles are durable before a checkpoint names them
         cp = sign_checkpoint(origin, len(leaves), _root(leaves), signer)
         store.write(CHECKPOINT, cp.text, last=True)
-        return Published(cp, store.where(), written, True, _vkey(origin, signer.public))
+        return Published(cp, store.where(), written, True, vkey)
 
 
 def _groups(ledger: Ledger, size: int) -> Iterator[list[bytes]]:
@@ -176,10 +177,6 @@ def _write(store: Store, rel: str, data: bytes) -> int:
         return 0
     store.write(rel, data)
     return 1
-
-
-def _vkey(origin: str, public: bytes) -> str:
-    return vkey_text(origin, NOTE_ED25519, public)
 
 
 def _check_extends(old: Checkpoint, origin: str, leaves: list[bytes], store: Store) -> None:
