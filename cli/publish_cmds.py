@@ -117,11 +117,20 @@ def print_checked(c: Checked) -> None:
         click.echo(f"FAILED: {c.failure} ({c.reason})", err=True)
 
 
-def where_of(text: str) -> Any:
-    """A published log's place: a folder, or s3://bucket/prefix (the `s3` extra)."""
+def where_of(text: str, *, existing: bool = True) -> Any:
+    """A published log's place: a folder, or s3://bucket/prefix (the `s3` extra). A folder
+    to read must exist (a one-line error, exit 2, rather than a log that fails)."""
+    from memory_chain.chain.format.errors import InputError
     from memory_chain.integrations.s3_store import S3Store, is_s3_url
 
-    return S3Store(text) if is_s3_url(text) else Path(text)
+    if is_s3_url(text):
+        return S3Store(text)
+    folder = Path(text)
+    if existing and not folder.is_dir():
+        raise InputError(f"{text} is not a folder", hint="give the folder `publish` wrote")
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{text} exists and is not a folder")
+    return folder
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -189,7 +198,7 @@ def publish(
     if len(witnesses) != len(witness_urls):
         raise InputError("give one --witness-url for each --witness, in the same order")
     keys = witness_keys(witnesses)
-    where = where_of(folder)
+    where = where_of(folder, existing=False)
     done = run(open_ledger(), where)
     if key_out is not None:
         Path(key_out).write_text(done.vkey + "\n", encoding="utf-8")

@@ -466,6 +466,11 @@ def test_cli_bad_input_is_one_line_and_changes_nothing(raw: Cli, tmp_path: Path)
     assert_rejected(raw, "publish", folder, "--witness", "x+y+z", "--witness-url", "http://h")
     assert_rejected(raw, "publish", folder, "--witness-url", "http://127.0.0.1:9")
     assert_rejected(raw, "publish", "s3://")
+    assert_rejected(raw, "verify", "--tiles", str(tmp_path / "nowhere"))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert_rejected(raw, "publish", str(a_file))
+    assert "x" == a_file.read_text()
     assert before == snapshot(Path(folder))
     key_file = tmp_path / "w1.key"
     raw.ok("witness", "keygen", "witness.example/w1", "--out", str(key_file))
