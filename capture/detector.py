@@ -187,6 +187,12 @@ class Detector:
                         self._guidance = None
                 self.counts["forgotten"] += len(last) + len(taken)
                 last, last_ref = [], None
+                if _replaces_what_was_said(turn):
+                    # "scratch that, we use pnpm now": taken back, and said again otherwise
+                    # (revision 22): the rest of the turn is read as a correction
+                    found = self._said_or_done(turn)
+                    out.extend(found)
+                    last, last_ref = list(found), turn.ref
                 continue
             found = self._said_or_done(turn)
             out.extend(found)
@@ -648,6 +654,13 @@ _FORGET: Final = re.compile(
 )
 
 
+def _replaces_what_was_said(turn: Turn) -> bool:
+    """A forget request that says what holds instead ("scratch that, we use pnpm for
+    everything now"): the correction rules read a statement after its lead."""
+    text = own_words(person_text(turn.text)).strip()
+    return _CORRECTION_LEAD.match(text) is not None and _correction(text) is not None
+
+
 def _said_by(command: str, said: str) -> bool:
     """Whether the person named ``command`` in their own words: a fix they asked for is
     theirs, even where the failing tool's output suggested it too."""
@@ -1073,7 +1086,12 @@ _COMMITMENT: Final = (
 )
 _CORRECTION_LEAD: Final = re.compile(
     r"^(?:(?:no|nope|nein|wrong(?: again)?|not that|that's wrong|that's not right|actually)"
-    r"\s*[,:!.-]+\s*|(?:i said|i told you|like i said|as i said|again|once more)\b[\s,:!.-]*)",
+    r"\s*[,:!.-]+\s*|(?:i said|i told you|like i said|as i said|again|once more)\b[\s,:!.-]*|"
+    # a person taking back what they just said (revision 22): "actually no wait,",
+    # "no wait,", "wait, no,", "scratch that,", "correction:", "sorry, I meant"
+    r"(?:actually,?\s+(?:no,?\s+)?wait|actually,?\s+no|no,?\s+wait|wait,?\s+no|"
+    r"scratch that|correction|(?:sorry|oops|my bad|my mistake)[,!.]*\s+i meant|i meant)"
+    r"\b[\s,:!.-]*)",
     re.I,
 )
 _CORRECTION_TAIL: Final = re.compile(
@@ -1691,7 +1709,7 @@ def _correction(s: str) -> tuple[str, str, str, float] | None:
         return None
     if not re.search(
         r"\b(use|put|call|write|run|always|never|don't|do not|is|are|goes|lives|"
-        r"should|instead)\b",
+        r"should|instead|it's|that's|they're|only)\b",
         rest,
         re.I,
     ):

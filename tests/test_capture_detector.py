@@ -1122,3 +1122,46 @@ def test_forgotten_advice_held_for_a_lesson_is_never_kept() -> None:
     assert [] == detect(_turns(*failing, advice, forget))
     passed = (("C", "Bash: bundle exec rspec"), ("T", "42 examples, 0 failures"))
     assert not any("bin/rspec" in d.text for d in detect(_turns(*failing, advice, forget, *passed)))
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "found"),
+    [
+        (
+            "always deploy from the release branch",
+            "actually no wait, not always, only for hotfixes, features go from main",
+            ("correction", "Not always, only for hotfixes, features go from main"),
+        ),
+        (
+            "the staging db is on port 5433",
+            "sorry, I meant 5434, 5433 is the old one",
+            ("correction", "5434, 5433 is the old one"),
+        ),
+        (
+            "tests run with jest",
+            "no wait, it's vitest since march",
+            ("correction", "It's vitest since march"),
+        ),
+    ],
+)
+def test_a_person_taking_back_what_they_said_is_a_correction(
+    first: str, then: str, found: tuple[str, str]
+) -> None:
+    """WORKSPACE.md 12.2 revision 22: the lead ("actually no wait", "sorry, I meant", "no
+    wait") is left out, and what follows is the correction."""
+    got = detect(_turns(("U", first), ("A", "Noted."), ("U", then)))
+    assert found in [(d.category, d.text) for d in got]
+
+
+def test_scratch_that_and_what_holds_instead() -> None:
+    """Revision 22: "scratch that, we use pnpm now" takes back the turn before, and the rest
+    is read (here a candidate: a single correction the scorer does not confirm); "scratch
+    that" alone only takes back."""
+    said = ("U", "use yarn for the docs")
+    alone = detect(_turns(said, ("A", "Noted."), ("U", "scratch that")))
+    assert [] == alone
+    replaced = detect(
+        _turns(said, ("A", "Noted."), ("U", "scratch that, we use pnpm for everything now"))
+    )
+    assert ["We use pnpm for everything now"] == [d.text for d in replaced]
+    assert all("yarn" not in d.text for d in replaced)
