@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from helpers.cli import Cli, assert_rejected
@@ -44,6 +47,8 @@ from memory_chain.chain.log.cosignature import (
 )
 from memory_chain.chain.log.merkle import SHA256, root_of
 from memory_chain.chain.log.tiles import (
+    FolderStore,
+    Store,
     TileError,
     build_tiles,
     entry_bundle,
@@ -53,7 +58,7 @@ from memory_chain.chain.log.tiles import (
     tile_path,
     tiles_for,
 )
-from memory_chain.chain.store.ledger import Ledger
+from memory_chain.chain.store.ledger import Ledger, NewEntry
 
 
 @pytest.fixture(autouse=True)
@@ -108,6 +113,8 @@ def test_tiles_round_trip_and_hold_the_rfc6962_root(
     leaves = leaf_hashes_of(lines)
     assert leaves[0] == hashlib.sha256(b"\x00" + lines[0]).digest()
     folder = tmp_path_factory.mktemp("tiles")
+    # build_tiles gives the tiles in tiles_for's order (publish walks the two together)
+    assert [tile_path(*t) for t in tiles_for(size)] == list(build_tiles(leaves))
     for rel, data in build_tiles(leaves).items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_bytes(data)
@@ -523,3 +530,66 @@ def test_cli_a_rotated_key_signs_the_next_checkpoint(raw: Cli, tmp_path: Path) -
     refused = raw.run("witness", "cosign", folder, "--key", key_file, "--log-key", first["log_key"])
     assert 1 == refused.code, refused.err
     raw.ok("witness", "cosign", folder, "--key", key_file, "--log-key", second["log_key"])
+
+
+class _DuringWrites:
+    """A folder store that runs ``during`` at its first write (while publish writes), or
+    with ``at_read`` at its first read (publish reads the old checkpoint once the leaves
+    are hashed, before it reads the lines again)."""
+
+    def __init__(self, root: Path, during: Callable[[], None], at_read: bool = False) -> None:
+        self.inner = FolderStore(root)
+        self.during: Callable[[], None] | None = during
+        self.at_read = at_read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _now(self) -> None:
+        during, self.during = self.during, None
+        if during is not None:
+            during()
+
+    def read(self, rel: str) -> bytes | None:
+        if self.at_read:
+            self._now()
+        return self.inner.read(rel)
+
+    def write(self, rel: str, data: bytes, *, last: bool = False) -> None:
+        self._now()
+        self.inner.write(rel, data, last=last)
+
+
+def test_writers_go_on_while_a_log_is_published(owned: Ledger, tmp_path: Path) -> None:
+    """FORMAT.md 19.4: the writer's lock is held for the verdict and the leaves only; an
+    add while the tiles are written goes through (another process's lock: its own open
+    file), and the checkpoint is of the lines verified before it."""
+    added: list[int] = []
+
+    def add() -> None:
+        worker = threading.Thread(
+            target=lambda: added.append(Ledger(owned.layout.root).add(NewEntry(b"during")).seq)
+        )
+        worker.start()
+        worker.join(timeout=30)
+
+    done = publish(owned, cast(Store, _DuringWrites(tmp_path / "log", add)))
+    assert [300] == added
+    assert 300 == done.checkpoint.size
+    assert check_published(tmp_path / "log").ok
+
+
+def test_attack_rewrite_while_publishing(owned: Ledger, tmp_path: Path) -> None:
+    """A line changed between the leaves' pass and the writing pass is caught: nothing
+    is signed."""
+    chain = owned.layout.chain
+
+    def rewrite() -> None:
+        lines = chain.read_bytes().splitlines(keepends=True)
+        lines[5] = flip_signature(lines[5].rstrip(b"\n")) + b"\n"
+        chain.write_bytes(b"".join(lines))
+
+    with pytest.raises(IntegrityError) as caught:
+        publish(owned, cast(Store, _DuringWrites(tmp_path / "log", rewrite, at_read=True)))
+    assert "rewritten" == caught.value.reason
+    assert not (tmp_path / "log" / "checkpoint").exists()

@@ -17,12 +17,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..format.errors import IntegrityError, KeyAccessError, OperationalError
+from ..format.keys import Signer
 from ..log.checkpoint import (
     Checkpoint,
     CheckpointError,
@@ -49,6 +52,7 @@ from ..log.tiles import (
     leaf_hashes_of,
     read_leaf_hashes,
     tile_path,
+    tiles_for,
 )
 from ..store.ledger import Ledger
 from ..verify.lines import verify_lines
@@ -107,49 +111,87 @@ def publish(ledger: Ledger, where: Store | Path) -> Published:
     checkpoint."""
     store = as_store(where)
     signer = ledger.signer()
-    with ledger.locked():
-        report = verify_ledger(ledger)
-        if not report.ok or report.chain_id is None or report.key is None:
-            raise refusal(report, "published")
-        if signer.key_id != report.key:
-            raise KeyAccessError(
-                f"the signing key {signer.key_id} is not the chain's current key {report.key}",
-                hint="use the key named by the last key rotation",
-            )
-        origin = companion_origin(report.chain_id)
-        old = _read_checkpoint(store)
-        if old is not None and old.origin != origin:
+    with _publish_lock(ledger):
+        with ledger.locked():
+            report = verify_ledger(ledger)
+            if not report.ok or report.chain_id is None or report.key is None:
+                raise refusal(report, "published")
+            if signer.key_id != report.key:
+                raise KeyAccessError(
+                    f"the signing key {signer.key_id} is not the chain's current key {report.key}",
+                    hint="use the key named by the last key rotation",
+                )
+            # The leaves of the verified lines, a tile's worth at a time (memory holds only
+            # their hashes, 32 bytes an entry), under the writer's lock with the verdict.
+            leaves: list[bytes] = []
+            for group in _groups(ledger, report.size):
+                leaves.extend(leaf_hashes_of(group))
+        # Writers go on from here: only the first len(leaves) lines are read again.
+        return _publish(ledger, store, signer, report.chain_id, leaves)
+
+
+def _publish(
+    ledger: Ledger, store: Store, signer: Signer, chain_id: str, leaves: list[bytes]
+) -> Published:
+    origin = companion_origin(chain_id)
+    old = _read_checkpoint(store)
+    if old is not None:
+        _check_extends(old, origin, leaves, store)
+    kept = 0 if old is None else old.size // HASHES_PER_TILE  # full bundles published
+    written = 0
+    for index, group in enumerate(_groups(ledger, len(leaves))):
+        first = index * HASHES_PER_TILE
+        if leaf_hashes_of(group) != leaves[first : first + len(group)]:
             raise IntegrityError(
-                f"{store.where(CHECKPOINT)} is the log {old.origin}, not this chain's ({origin})",
-                reason="other-log",
-                hint="publish each chain to a folder of its own",
+                f"chain.jsonl changed below seq {first + len(group)} while it was published",
+                reason="rewritten",
+                hint="run `memory-chain verify`",
             )
-        # Two passes over the chain's lines, a tile's worth at a time, so that memory
-        # holds only the leaf hashes (32 bytes an entry): the first hashes the leaves and
-        # checks that the published log is a prefix of this chain, the second writes.
-        leaves: list[bytes] = []
-        for group in _groups(ledger, report.size):
-            leaves.extend(leaf_hashes_of(group))
-        if old is not None:
-            _check_extends(old, origin, leaves, store)
-        kept = 0 if old is None else old.size // HASHES_PER_TILE  # full bundles published
-        written = 0
-        for index, group in enumerate(_groups(ledger, report.size)):
-            rel = tile_path(None, index, len(group))
-            if index < kept and store.size(rel) == sum(len(x) + 2 for x in group):
-                continue  # immutable once published: `verify --tiles` reads it, not this
-            written += _write(store, rel, entry_bundle(group))
-        for rel, data in build_tiles(leaves).items():
-            written += _write(store, rel, data)
-        vkey = verifier_key(origin, signer.key_id)
-        if old is not None and old.size == len(leaves):
-            return Published(old, store.where(), written, False, vkey)
-        if old is not None and len(old.signatures) > 1:  # cosigned: kept, as a witness saw it
-            store.write(f"{COSIGNED}/{old.size}", old.text)
-        store.sync()  # the tiles are durable before a checkpoint names them
-        cp = sign_checkpoint(origin, len(leaves), _root(leaves), signer)
-        store.write(CHECKPOINT, cp.text, last=True)
-        return Published(cp, store.where(), written, True, vkey)
+        rel = tile_path(None, index, len(group))
+        if index < kept and store.size(rel) == sum(len(x) + 2 for x in group):
+            continue  # immutable once published: `verify --tiles` reads it, not this
+        written += _write(store, rel, entry_bundle(group))
+    full_before = _full_tiles(old.size) if old is not None else {}
+    for (level, index, width), (rel, data) in zip(
+        tiles_for(len(leaves)), build_tiles(leaves).items(), strict=True
+    ):
+        full = width == HASHES_PER_TILE and index < full_before.get(level, 0)
+        if full and store.size(rel) == len(data):
+            continue  # immutable, as the bundles
+        written += _write(store, rel, data)
+    vkey = verifier_key(origin, signer.key_id)
+    if old is not None and old.size == len(leaves):
+        return Published(old, store.where(), written, False, vkey)
+    if old is not None and len(old.signatures) > 1:  # cosigned: kept, as a witness saw it
+        store.write(f"{COSIGNED}/{old.size}", old.text)
+    store.sync()  # the tiles are durable before a checkpoint names them
+    cp = sign_checkpoint(origin, len(leaves), _root(leaves), signer)
+    store.write(CHECKPOINT, cp.text, last=True)
+    return Published(cp, store.where(), written, True, vkey)
+
+
+def _full_tiles(size: int) -> dict[int, int]:
+    """Per level, how many full hash tiles a tree of ``size`` has."""
+    out: dict[int, int] = {}
+    for level, index, width in tiles_for(size):
+        if width == HASHES_PER_TILE:
+            out[level] = index + 1
+    return out
+
+
+@contextlib.contextmanager
+def _publish_lock(ledger: Ledger) -> Iterator[None]:
+    """One publish at a time per data directory (FORMAT.md 7, 19.4)."""
+    path = ledger.layout.publish_lock
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise OperationalError(f"cannot open {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _groups(ledger: Ledger, size: int) -> Iterator[list[bytes]]:

@@ -15,6 +15,7 @@ The directory is ``--dir``, else ``$MEMORY_CHAIN_DIR``, else
     checkpoints/    every checkpoint made, <tree size>.note
     anchors.jsonl   anchor records (EVM transactions), when anchored
     anchor.lock     flock target that serialises `memory-chain anchor` runs
+    publish.lock    flock target that serialises `memory-chain publish` runs
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class Layout:
         "lock",
         "next_keys",
         "public_key",
+        "publish_lock",
         "quarantine",
         "retired_keys",
         "root",
@@ -92,6 +94,7 @@ class Layout:
         self.checkpoints = root / "checkpoints"
         self.anchors = root / "anchors.jsonl"
         self.anchor_lock = root / "anchor.lock"
+        self.publish_lock = root / "publish.lock"
         # Checked on every write (an interrupted key rotation), so kept as strings.
         self.next_keys = (str(root / "agent.key.next"), str(root / "agent.key.enc.next"))
 
