@@ -11,6 +11,53 @@ from .agent_cmds import _dir_for_command, pin_here
 from .common import CONTEXT_SETTINGS, data_dir, dir_option, emit_json, json_option
 
 
+def publish_options(f: Any) -> Any:
+    """--publish WHERE and its witnesses (a --witness key for each --witness-url)."""
+    f = click.option(
+        "--witness-url",
+        "witness_urls",
+        multiple=True,
+        metavar="URL",
+        help="With --publish: a witness to ask (its submission prefix), one per --witness.",
+    )(f)
+    f = click.option(
+        "--witness",
+        "witnesses",
+        multiple=True,
+        metavar="VKEY|FILE",
+        help="With --publish: that witness's key, in the same order.",
+    )(f)
+    return click.option(
+        "--publish",
+        metavar="FOLDER|s3://...",
+        default=None,
+        help="Maintenance publishes the chain there for witnesses (as `memory-chain publish`).",
+    )(f)
+
+
+def _publish_place(publish: str | None) -> str | None:
+    """A folder as an absolute path (a timer runs elsewhere); s3:// as given."""
+    if publish is None or publish.startswith("s3://"):
+        return publish
+    return str(Path(publish).expanduser().absolute())
+
+
+def _witness_pairs(
+    publish: str | None, witnesses: tuple[str, ...], urls: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    """(verifier key text, URL) of each witness; one-line errors for what cannot be."""
+    from memory_chain.chain.format.errors import InputError
+
+    from .publish_cmds import witness_keys
+
+    if (witnesses or urls) and publish is None:
+        raise InputError("--witness and --witness-url go with --publish")
+    if len(witnesses) != len(urls):
+        raise InputError("give one --witness-url for each --witness, in the same order")
+    keys = witness_keys(witnesses)
+    return tuple((str(k), url) for k, url in zip(keys, urls, strict=True))
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 def schedule() -> None:
     """Run capture, curation and maintenance on a timer (systemd user units or cron).
@@ -44,6 +91,7 @@ def schedule() -> None:
     metavar="NETWORK",
     help="Maintenance anchors on NETWORK when committed entries were added since its last anchor.",
 )
+@publish_options
 @click.option("--print", "print_only", is_flag=True, help="Print what would be installed.")
 @dir_option
 @json_option
@@ -52,6 +100,9 @@ def schedule_install(
     transcripts: Path | None,
     buffer: Path | None,
     anchor_network: str | None,
+    publish: str | None,
+    witnesses: tuple[str, ...],
+    witness_urls: tuple[str, ...],
     print_only: bool,
     as_json: bool,
 ) -> None:
@@ -66,6 +117,7 @@ def schedule_install(
     Example:
         memory-chain schedule install --transcripts ~/.claude/projects
         memory-chain schedule install --cron --anchor base-sepolia
+        memory-chain schedule install --publish ./log --witness w1.vkey --witness-url URL
     """
     from memory_chain.chain.format.errors import InputError
     from memory_chain.integrations import schedule as sched
@@ -76,7 +128,12 @@ def schedule_install(
     if anchor_network is not None:
         _check_network(anchor_network)
     p = sched.plan(
-        program(_dir_for_command()), transcripts=transcripts, buffer=buffer, anchor=anchor_network
+        program(_dir_for_command()),
+        transcripts=transcripts,
+        buffer=buffer,
+        anchor=anchor_network,
+        publish=_publish_place(publish),
+        witnesses=_witness_pairs(publish, witnesses, witness_urls),
     )
     kind = kind or sched.default_kind()
     if print_only:
@@ -157,6 +214,7 @@ def schedule_remove(as_json: bool) -> None:
 @click.option("--transcripts", metavar="DIR", type=click.Path(path_type=Path), default=None)
 @click.option("--buffer", metavar="FILE", type=click.Path(path_type=Path), default=None)
 @click.option("--anchor", "anchor_network", metavar="NETWORK", default=None)
+@publish_options
 @dir_option
 @json_option
 def job(
@@ -164,6 +222,9 @@ def job(
     transcripts: Path | None,
     buffer: Path | None,
     anchor_network: str | None,
+    publish: str | None,
+    witnesses: tuple[str, ...],
+    witness_urls: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Run one scheduled job now (what the timers run); exit 2 when it fails.
@@ -176,13 +237,21 @@ def job(
         memory-chain job curate
         memory-chain job capture --transcripts ~/.claude/projects
         memory-chain job maintain --anchor anvil
+        memory-chain job maintain --publish ./log
     """
     from memory_chain.integrations.api import Memory
     from memory_chain.integrations.jobs import run_job
 
+    pairs = _witness_pairs(publish, witnesses, witness_urls)
     with Memory(data_dir(), project=False) as memory:
         result = run_job(
-            name, memory, transcripts=transcripts, buffer=buffer, anchor=anchor_network
+            name,
+            memory,
+            transcripts=transcripts,
+            buffer=buffer,
+            anchor=anchor_network,
+            publish=_publish_place(publish),
+            witnesses=list(pairs),
         )
     if as_json:
         emit_json(result.as_dict())

@@ -7,8 +7,9 @@
 - ``curate`` (Sunday 10:00 UTC): the week's daily files into MEMORY.md and
   the chain;
 - ``maintain`` (Sunday 11:00 UTC): verify the chain, stats, gc (index),
-  decay (every scope's MEMORY.md), and anchor on the configured network when
-  committed entries were added since the last anchor there.
+  decay (every scope's MEMORY.md), anchor on the configured network when
+  committed entries were added since the last anchor there, and publish the
+  chain for witnesses where one was configured (FORMAT.md 19).
 
 Each run records its outcome in ``<data dir>/jobs/<name>.json`` (started,
 finished, ok, summary, error: what ``schedule status`` shows) and one line
@@ -116,7 +117,42 @@ def _committed_since_anchor(memory: Memory, network: str) -> int:
     return int(row[0])
 
 
-def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
+def _publish(memory: Memory, where: str, witnesses: list[tuple[str, str]]) -> dict[str, Any]:
+    """Publish the chain as a tlog-tiles log (FORMAT.md 19) and ask each witness; a witness
+    that refuses is an error of the run (the log is published without its cosignature)."""
+    from memory_chain.chain.audit.publishing import ask_witnesses, publish
+    from memory_chain.chain.log.cosignature import COSIGNATURE, parse_vkey
+
+    from .s3_store import S3Store, is_s3_url
+    from .witness_http import submitter
+
+    place = S3Store(where) if is_s3_url(where) else Path(where)
+    try:
+        keys = [parse_vkey(vkey, COSIGNATURE) for vkey, _ in witnesses]
+    except ValueError as exc:
+        raise OperationalError(f"a witness key of the publish job: {exc}") from None
+    done = publish(memory.ledger, place)
+    asked = ask_witnesses(
+        place, [(k, submitter(url)) for k, (_, url) in zip(keys, witnesses, strict=True)]
+    )
+    refused = [f"witness {a.witness}: {a.message}" for a in asked if not a.ok]
+    if refused:
+        raise JobFailed("; ".join(refused))
+    return {
+        "where": done.folder,
+        "size": done.checkpoint.size,
+        "new": done.new,
+        "cosigned_by": [a.witness for a in asked],
+    }
+
+
+def _maintain(
+    memory: Memory,
+    result: JobResult,
+    anchor: str | None,
+    publish: str | None = None,
+    witnesses: list[tuple[str, str]] | None = None,
+) -> None:
     from memory_chain.chain.store.views import chain_stats
     from memory_chain.index.gc import collect
     from memory_chain.workspace.housekeeping import decay
@@ -152,6 +188,8 @@ def _maintain(memory: Memory, result: JobResult, anchor: str | None) -> None:
         if waiting:
             summary["anchor"]["tx"] = _post_anchor(memory, anchor)
     result.summary = summary
+    if publish is not None and verified["ok"]:
+        summary["publish"] = _publish(memory, publish, witnesses or [])
 
 
 def _post_anchor(memory: Memory, network: str) -> str:
@@ -184,8 +222,13 @@ def run_job(
     transcripts: Path | None = None,
     buffer: Path | None = None,
     anchor: str | None = None,
+    publish: str | None = None,
+    witnesses: list[tuple[str, str]] | None = None,
 ) -> JobResult:
-    """Run one job, record its outcome; raise JobFailed (after recording) when it failed."""
+    """Run one job, record its outcome; raise JobFailed (after recording) when it failed.
+
+    ``publish`` (maintain): a folder or s3://bucket/prefix to publish the chain to after it
+    verifies, asking ``witnesses`` ((verifier key, submission URL) each) to cosign."""
     if name not in JOBS:
         raise OperationalError(f"unknown job {name!r}", hint=f"one of: {', '.join(JOBS)}")
     result = JobResult(name, utc_now())
@@ -195,7 +238,7 @@ def run_job(
         elif name == "curate":
             _curate(memory, result)
         else:
-            _maintain(memory, result, anchor)
+            _maintain(memory, result, anchor, publish, witnesses)
     except MemoryChainError as exc:
         result.errors.append(exc.message)
     result.ok = not result.errors

@@ -53,7 +53,7 @@ CRON: Final = {"capture": "*/30 * * * *", "curate": "0 10 * * 0", "maintain": "0
 DESCRIPTIONS: Final = {
     "capture": "capture new agent transcripts into the daily file (every 30 minutes)",
     "curate": "curate the week's daily files into MEMORY.md and the chain (Sunday 10:00 UTC)",
-    "maintain": "verify, stats, gc, decay and anchor (Sunday 11:00 UTC)",
+    "maintain": "verify, stats, gc, decay, anchor and publish (Sunday 11:00 UTC)",
 }
 BEGIN: Final = "# BEGIN memory-chain (written by `memory-chain schedule install`; edit there)"
 END: Final = "# END memory-chain"
@@ -88,6 +88,8 @@ def plan(
     transcripts: Path | None = None,
     buffer: Path | None = None,
     anchor: str | None = None,
+    publish: str | None = None,
+    witnesses: tuple[tuple[str, str], ...] = (),
 ) -> Plan:
     commands: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
@@ -101,7 +103,12 @@ def plan(
             extra += ["--buffer", str(buffer.expanduser().absolute())]
         commands["capture"] = [*prog, "job", "capture", *extra]
     commands["curate"] = [*prog, "job", "curate"]
-    commands["maintain"] = [*prog, "job", "maintain", *(["--anchor", anchor] if anchor else [])]
+    maintain = [*prog, "job", "maintain", *(["--anchor", anchor] if anchor else [])]
+    if publish is not None:
+        maintain += ["--publish", publish]
+        for vkey, url in witnesses:
+            maintain += ["--witness", vkey, "--witness-url", url]
+    commands["maintain"] = maintain
     for argv in commands.values():
         for word in argv:
             _check_word(word)

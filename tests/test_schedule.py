@@ -318,3 +318,67 @@ def test_a_job_prints_its_summary_in_words(raw: Cli, tmp_path: Path) -> None:
     out = raw.ok("job", "curate").out
     assert out.startswith("curate: ok, curated 0, committed 0, archived 0")
     assert "{" not in out and "'" not in out
+
+
+def test_maintenance_publishes_the_chain_for_witnesses(
+    populated: Cli, env: dict[str, str], tmp_path: Path
+) -> None:
+    """`job maintain --publish FOLDER` publishes after the chain verifies (FORMAT.md 19);
+    a witness that cannot be reached fails the run (exit 2), the folder published without
+    its cosignature; a --witness without --publish is a one-line error."""
+    folder = tmp_path / "log"
+    done = populated.run("job", "maintain", "--publish", str(folder), "--json", env=env)
+    assert 0 == done.code, done.err
+    assert {"where": str(folder), "size": 5, "new": True, "cosigned_by": []} == done.json()[
+        "summary"
+    ]["publish"]
+    assert populated.run("verify", "--tiles", str(folder), env=env).code == 0
+    vkey = populated.run(
+        "witness", "keygen", "w.example/w1", "--out", str(tmp_path / "w1.key"), env=env
+    ).out.strip()
+    populated.run("add", "one more", env=env)
+    failed = populated.run(
+        "job",
+        "maintain",
+        "--publish",
+        str(folder),
+        "--witness",
+        vkey,
+        "--witness-url",
+        "http://127.0.0.1:9",
+        env=env,
+    )
+    assert 2 == failed.code and "cannot reach" in failed.err, failed.err
+    record = json.loads((populated.root / "jobs" / "maintain.json").read_text())
+    assert record["ok"] is False
+    assert (
+        6
+        == json.loads(populated.run("verify", "--tiles", str(folder), "--json", env=env).out)[
+            "size"
+        ]
+    )
+    alone = populated.run("job", "maintain", "--witness", vkey, env=env)
+    assert 2 == alone.code and alone.err.startswith("error: --witness and --witness-url go with")
+
+
+def test_the_maintain_line_carries_where_to_publish(raw: Cli, env: dict[str, str]) -> None:
+    vkey = raw.run(
+        "witness", "keygen", "w.example/w1", "--out", str(raw.root.parent / "w.key"), env=env
+    ).out.strip()
+    printed = raw.run(
+        "schedule",
+        "install",
+        "--cron",
+        "--print",
+        "--publish",
+        "log",
+        "--witness",
+        vkey,
+        "--witness-url",
+        "http://127.0.0.1:8770",
+        env=env,
+    )
+    assert 0 == printed.code, printed.err
+    line = next(x for x in printed.out.splitlines() if " job maintain" in x)
+    assert f"--publish {Path.cwd() / 'log'} --witness {vkey}" in line
+    assert "--witness-url http://127.0.0.1:8770" in line
