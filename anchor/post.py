@@ -22,10 +22,8 @@ finds the ``sent`` record and completes that same transaction.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -33,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from memory_chain.chain.audit.checkpointing import checkpoint
 from memory_chain.chain.format.config import Config, Layout
 from memory_chain.chain.format.errors import InputError, IntegrityError, OperationalError
+from memory_chain.chain.format.fsutil import flocked
 from memory_chain.chain.format.progress import track
 from memory_chain.chain.log.anchors import RECORD_FORMAT, append_record, read_anchors
 from memory_chain.chain.log.checkpoint import Checkpoint
@@ -68,18 +67,9 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-@contextlib.contextmanager
-def anchor_lock(layout: Layout) -> Iterator[None]:
+def anchor_lock(layout: Layout) -> contextlib.AbstractContextManager[None]:
     """One `anchor` run at a time per data directory (writers of the chain are not held)."""
-    try:
-        fd = os.open(layout.anchor_lock, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise OperationalError(f"cannot open {layout.anchor_lock}: {exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return flocked(layout.anchor_lock)
 
 
 def pick_mode(net: Network, mode: str | None) -> str:

@@ -18,13 +18,13 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..format.errors import IntegrityError, KeyAccessError, OperationalError
+from ..format.fsutil import flocked
 from ..format.keys import Signer
 from ..log.checkpoint import (
     Checkpoint,
@@ -179,19 +179,9 @@ def _full_tiles(size: int) -> dict[int, int]:
     return out
 
 
-@contextlib.contextmanager
-def _publish_lock(ledger: Ledger) -> Iterator[None]:
+def _publish_lock(ledger: Ledger) -> contextlib.AbstractContextManager[None]:
     """One publish at a time per data directory (FORMAT.md 7, 19.4)."""
-    path = ledger.layout.publish_lock
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise OperationalError(f"cannot open {path}: {exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return flocked(ledger.layout.publish_lock)
 
 
 def _groups(ledger: Ledger, size: int) -> Iterator[list[bytes]]:

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["TooLarge", "fsync_dir", "read_bounded", "replace_file", "sync_filesystem", "write_all"]
+__all__ = [
+    "TooLarge",
+    "flocked",
+    "fsync_dir",
+    "read_bounded",
+    "replace_file",
+    "sync_filesystem",
+    "write_all",
+]
 
 #: Bytes one read call asks for: a stream is read in a Python loop of these, so that a
 #: signal (a hook's time limit) is handled between them, even on /dev/zero.
@@ -126,3 +135,22 @@ def read_bounded(source: int | BinaryIO, limit: int, *, window: bool = False) ->
     if got > limit:
         raise TooLarge(f"more than {limit} bytes")
     return b"".join(parts)
+
+
+@contextlib.contextmanager
+def flocked(path: Path) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on ``path`` (created empty, mode 0600) for the block: what
+    serialises one kind of run per folder (`anchor`, `publish`, a witness's state)."""
+    import fcntl  # not at import: the add path never locks this way
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        from .errors import OperationalError
+
+        raise OperationalError(f"cannot open {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
-import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
 
 from ..format.canonical import strict_base64
 from ..format.errors import OperationalError
-from ..format.fsutil import replace_file
+from ..format.fsutil import flocked, replace_file
 from .checkpoint import Checkpoint, CheckpointError, parse_checkpoint
 from .cosignature import COSIGNATURE, VerifierKey, cosign, cosigned_at, note_signed_by
 from .merkle import SHA256, ProofError, verify_consistency
@@ -172,15 +170,9 @@ class Cosigner:
             self._save(logs)
             return line
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         self.state.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(f"{self.state}.lock", os.O_WRONLY | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        return flocked(Path(f"{self.state}.lock"))
 
     def _load(self) -> dict[str, tuple[int, bytes | None]]:
         path = self.state
