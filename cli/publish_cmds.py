@@ -121,11 +121,11 @@ def where_of(text: str, *, existing: bool = True) -> Any:
     """A published log's place: a folder, or s3://bucket/prefix (the `s3` extra). A folder
     to read must exist (a one-line error, exit 2, rather than a log that fails)."""
     from memory_chain.chain.format.errors import InputError
-    from memory_chain.integrations.s3_store import S3Store, is_s3_url
+    from memory_chain.integrations.s3_store import place_of
 
-    if is_s3_url(text):
-        return S3Store(text)
-    folder = Path(text)
+    folder = place_of(text)
+    if not isinstance(folder, Path):
+        return folder
     if existing and not folder.is_dir():
         raise InputError(f"{text} is not a folder", hint="give the folder `publish` wrote")
     if folder.exists() and not folder.is_dir():

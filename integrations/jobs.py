@@ -123,10 +123,10 @@ def _publish(memory: Memory, where: str, witnesses: list[tuple[str, str]]) -> di
     from memory_chain.chain.audit.publishing import ask_witnesses, publish
     from memory_chain.chain.log.cosignature import COSIGNATURE, parse_vkey
 
-    from .s3_store import S3Store, is_s3_url
+    from .s3_store import place_of
     from .witness_http import submitter
 
-    place = S3Store(where) if is_s3_url(where) else Path(where)
+    place = place_of(where)
     try:
         keys = [parse_vkey(vkey, COSIGNATURE) for vkey, _ in witnesses]
     except ValueError as exc:

@@ -10,17 +10,23 @@ that is not AWS, ~/.aws/config).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from memory_chain.chain.format.errors import InputError, OperationalError
 
-__all__ = ["S3Store", "is_s3_url"]
+__all__ = ["S3Store", "is_s3_url", "place_of"]
 
 _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 def is_s3_url(text: str) -> bool:
     return text.startswith("s3://")
+
+
+def place_of(text: str) -> S3Store | Path:
+    """Where a log is published: s3://bucket/prefix, or else a folder."""
+    return S3Store(text) if is_s3_url(text) else Path(text)
 
 
 class S3Store:

@@ -26,6 +26,7 @@ import hashlib
 from typing import Final
 
 from ..format.canonical import strict_base64
+from ..format.keys import KEY_PREFIX
 from ..format.values import Value
 from .checkpoint import Checkpoint
 
@@ -175,17 +176,10 @@ def cosigned_at(cp: Checkpoint, witness: VerifierKey) -> int | None:
 
 
 def note_signed_by(cp: Checkpoint, log: VerifierKey) -> bool:
-    """Whether ``cp`` has a valid Ed25519 note signature by ``log`` (under its name)."""
-    from nacl.exceptions import BadSignatureError
-    from nacl.signing import VerifyKey
-
-    verify_key = VerifyKey(log.public)
-    for name, khash, sig in cp.signatures:
-        if name != log.name or khash != log.key_hash:
-            continue
-        try:
-            verify_key.verify(cp.body, sig)
-        except (BadSignatureError, ValueError, TypeError):
-            continue
-        return True
-    return False
+    """Whether ``cp`` has a valid Ed25519 note signature by ``log`` (under its name, which
+    must be the checkpoint's origin, as for every note this code signs)."""
+    return (
+        log.algorithm == NOTE_ED25519
+        and log.name == cp.origin
+        and cp.signed_by(KEY_PREFIX + log.public.hex())
+    )
