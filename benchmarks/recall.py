@@ -4,6 +4,7 @@
     python benchmarks/recall.py --tune
     python benchmarks/recall.py --part P --pool P2,P3 [--semantic]   # one store of all
     python benchmarks/recall.py --part P --haystack 600 [--semantic]  # a long conversation
+    python benchmarks/recall.py --part P --bare [--semantic]  # turns added with no meta
 
 Each conversation of tests/corpora/recall_gen.py becomes a chain of its own:
 every turn one memory (``<speaker>: <text>``, its session in ``meta``),
@@ -270,14 +271,21 @@ def padded(conv: Conversation, fillers: list[Conversation], size: int) -> Conver
     return Conversation(conv.name, turns, conv.questions)
 
 
+#: ``--bare`` (session 52): turns added with no meta at all, as a harness that adds each
+#: turn's text and nothing else would: no session, no day (every turn said the day it was
+#: added), so recall has only the text and the order the turns came in.
+BARE = False
+
+
 def turn_entry(t: Turn, session: str) -> NewEntry:
-    """One turn as the memory it is added as (its session named as given)."""
+    """One turn as the memory it is added as (its session named as given; no meta with
+    ``--bare``)."""
     return NewEntry(
         content=t.memory.encode(),
         type="memory",
         tier="relationship",
         source="auto",
-        meta={"session": session, "turn": t.id, "date": t.day.isoformat()},
+        meta={} if BARE else {"session": session, "turn": t.id, "date": t.day.isoformat()},
     )
 
 
@@ -531,7 +539,14 @@ def main() -> None:
         action="store_true",
         help="search the neighbour constants on the tune and hand parts (with vectors)",
     )
+    p.add_argument(
+        "--bare",
+        action="store_true",
+        help="add each turn with no meta (no session, no day): only its text and its order",
+    )
     args = p.parse_args()
+    global BARE
+    BARE = args.bare
     tmp = Path(tempfile.mkdtemp(prefix="mc-recall-"))
     try:
         if args.tune:

@@ -41,7 +41,7 @@ from .budget import pack
 from .db import Index, not_superseded, visible
 from .kinds import members
 from .settings import DAY_US, Weights
-from .turns import asks, spread, together
+from .turns import Place, asks, spread, together
 from .verbs import past_forms
 
 __all__ = [
@@ -815,20 +815,28 @@ def shown(index: Index, page: list[Hit]) -> list[Hit]:
 
 def spread_order(index: Index, seqs: list[int | None]) -> list[int]:
     """index/turns.py ``spread`` of a page of results, each a chain memory (its seq) or
-    not (None: a workspace entry, which names no session). The page holds the same
+    not (None: a workspace entry, which names no session). A memory without a session
+    counts as a turn there (its seq handed on) when its text opens with a speaker's
+    label ("Ana: ..."): a list of facts keeps its rank order. The page holds the same
     results: what ranks in the first ``limit`` is unchanged, and each page of a paged
     search is reordered on its own."""
     if len(seqs) < 3:
         return list(range(len(seqs)))
     listed = ", ".join(str(int(s)) for s in seqs if s is not None)
-    places = {
-        r[0]: r[1:]
-        for r in index.conn.execute(
-            f"SELECT seq, session, said, created FROM memories WHERE seq IN ({listed or -1})"
-        )
-    }
+    places: dict[int, Place] = {}
+    turns: set[int] = set()
+    for seq, session, said, created, head in index.conn.execute(
+        "SELECT seq, session, said, created, substr(content, 1, 64) FROM memories "
+        f"WHERE seq IN ({listed or -1})"
+    ):
+        places[seq] = (session, said, created)
+        if session is None and head is not None and _LABEL.match(head):
+            turns.add(seq)
     loose = (None, None, 0)
-    return spread([loose if s is None else places.get(s, loose) for s in seqs])
+    return spread(
+        [loose if s is None else places.get(s, loose) for s in seqs],
+        [s if s in turns else None for s in seqs],
+    )
 
 
 def search(

@@ -17,7 +17,16 @@ from typing import Any, Final
 
 from memory_chain.chain.format.patterns import lazy
 
-__all__ = ["ASIDE_WORDS", "GAP_US", "Place", "asks", "ends_asking", "spread", "together"]
+__all__ = [
+    "ASIDE_WORDS",
+    "GAP_US",
+    "NEAR_SEQS",
+    "Place",
+    "asks",
+    "ends_asking",
+    "spread",
+    "together",
+]
 
 #: Two memories without a session are one sitting apart when added at most this far apart.
 GAP_US: Final = 60 * 1_000_000
@@ -34,21 +43,42 @@ def together(a: Place, b: Place) -> bool:
     return a[0] is not None or abs(a[2] - b[2]) <= GAP_US
 
 
-def spread(places: Sequence[Place]) -> list[int]:
+#: Turns without a session (session 52): two memories that name no session, are turns of
+#: one sitting (``together``) and are handed to ``spread`` as turns count as turns of one
+#: session when at most this many seqs apart. A conversation added with nothing but each
+#: turn's text then still opens a page with the best turn of each stretch of it. Chosen
+#: on the tuning parts added so (benchmarks/recall.py --bare; their sessions are 8 to 13
+#: turns long).
+NEAR_SEQS: int = 8
+
+
+def spread(places: Sequence[Place], seqs: Sequence[int | None] | None = None) -> list[int]:
     """The order to show ranked memories in, by their places (best first): each memory
     that is not a turn of a session already shown comes first, in rank order; then the
     rest, in rank order. A list of results then opens with the best turn of as many
     sessions as it holds, not with a match and its neighbours from one of them
-    (index/query.py ``neighbours`` pulls those in); the same memories are shown. Only
-    memories that name their session (``meta.session``, the same day) count as turns of
-    one: facts added one by one, or in one sitting, keep their rank order. Every session
-    among the first n memories ranked is among the first n shown, for any n
-    (tests/test_recall_spread.py)."""
+    (index/query.py ``neighbours`` pulls those in); the same memories are shown.
+    Memories that name their session (``meta.session``, the same day) are turns of one
+    when their sessions are; memories that name none, when ``seqs`` gives the seqs of
+    both (index/query.py ``spread_order`` gives those of turns with a speaker's label),
+    when they are turns of one sitting (``together``) at most NEAR_SEQS apart. Any other
+    memory (a fact) keeps its rank order. Every session among the first n memories ranked is
+    among the first n shown, for any n (tests/test_recall_spread.py)."""
     first: list[int] = []
     rest: list[int] = []
     shown: set[tuple[Any, Any]] = set()
-    for i, (session, said, _) in enumerate(places):
+    loose: list[tuple[int, Place]] = []  # the memories without a session shown first
+    for i, place in enumerate(places):
+        session, said, _ = place
         if session is None:
+            seq = seqs[i] if seqs is not None else None
+            if seq is not None and any(
+                abs(seq - s) <= NEAR_SEQS and together(place, p) for s, p in loose
+            ):
+                rest.append(i)
+                continue
+            if seq is not None:
+                loose.append((seq, place))
             first.append(i)
         elif (session, said) in shown:
             rest.append(i)

@@ -36,6 +36,23 @@ def test_memories_without_a_session_keep_their_rank() -> None:
     assert [0, 1, 2] == spread([loose, loose, loose])
 
 
+def test_turns_without_a_session_are_spread_by_how_far_apart_they_are() -> None:
+    """Turns that name no session (a chat added with its text alone) count as one
+    session's when they are turns of one sitting at most NEAR_SEQS apart."""
+    from memory_chain.index.turns import NEAR_SEQS
+
+    turn = (None, "2026-05-01", 0)
+    seqs = [10, 11, 10 + NEAR_SEQS + 1, 12, 40]
+    assert [0, 2, 4, 1, 3] == spread([turn] * 5, seqs)
+    # without seqs (facts, or turns with no label) the rank order stays
+    assert [0, 1, 2, 3, 4] == spread([turn] * 5)
+    assert [0, 1, 2, 3, 4] == spread([turn] * 5, [None] * 5)
+    # another day, or added more than GAP_US apart, is another sitting
+    other_day = (None, "2026-05-02", 0)
+    later = (None, "2026-05-01", 61 * 1_000_000)
+    assert [0, 1, 2] == spread([turn, other_day, later], [10, 11, 12])
+
+
 places = st.lists(
     st.tuples(st.sampled_from([None, "s1", "s2", "s3"]), st.sampled_from(["d1", "d2"]), st.just(0)),
     max_size=12,
@@ -58,6 +75,40 @@ def test_spread_shows_every_session_as_early_as_the_ranking_does(ranked: list) -
         s is None for s, _, _ in ranked
     )
     assert order[:cut] == sorted(order[:cut]) and order[cut:] == sorted(order[cut:])
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["d1", "d2"]), st.integers(0, 40), st.booleans()), max_size=12
+    )
+)
+def test_spread_of_bare_turns_keeps_the_page_and_its_order(ranked: list) -> None:
+    """Bare turns: the same memories, the best first, and the rank order kept within those
+    moved up and within those moved down."""
+    from memory_chain.index.turns import NEAR_SEQS
+
+    places = [(None, day, 0) for day, _, _ in ranked]
+    seqs = [seq if turn else None for _, seq, turn in ranked]
+    order = spread(places, seqs)
+    assert sorted(order) == list(range(len(ranked)))
+    if ranked:
+        assert order[0] == 0
+    moved = [
+        i
+        for i in range(len(ranked))
+        if seqs[i] is not None
+        and any(
+            seqs[j] is not None
+            and j in order[: order.index(i)]
+            and places[j][1] == places[i][1]
+            and abs(seqs[j] - seqs[i]) <= NEAR_SEQS
+            for j in range(i)
+        )
+    ]
+    up = [i for i in order if i not in moved]
+    assert order == up + moved and up == sorted(up) and moved == sorted(moved)
+    # a fact (no seq handed) is never moved down
+    assert all(seqs[i] is not None for i in moved)
 
 
 def _turn(text: str, session: str) -> NewEntry:
@@ -85,12 +136,52 @@ def test_a_search_opens_with_one_turn_of_each_session(tmp_path: Path, monkeypatc
     led.close()
     with Index.open(led.layout.root) as index:
         shown = search(index, "what wood is the canoe made of?", limit=10, record=False)
-        monkeypatch.setattr(query, "spread", lambda places: list(range(len(places))))
+        monkeypatch.setattr(query, "spread", lambda places, seqs=None: list(range(len(places))))
         ranked = search(index, "what wood is the canoe made of?", limit=10, record=False)
     assert {h.seq for h in shown} == {h.seq for h in ranked}
     assert [h.session for h in ranked].index("s2") >= 3  # the ranking: one chat first
     assert ["s1", "s2"] == [h.session for h in shown][:2]
     assert shown[0].seq == ranked[0].seq
+
+
+def test_a_chat_added_without_sessions_opens_with_one_turn_of_each_stretch(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The same chat as above added with its text alone (no session, no day), the turn
+    that says what wood it is far from the four about the canoe: shown, it comes second.
+    The same texts without speakers' labels are facts, and keep their rank order."""
+    canoe = [
+        "Ben: The canoe is nearly done, the canoe hull is sanded.",
+        "Ana: Your canoe looks great! Is the canoe heavy?",
+        "Ben: The canoe weighs about thirty kilos, light for a canoe.",
+        "Ana: Send me a photo of the canoe, the canoe on the water!",
+    ]
+    chores = [f"Ben: Chores for day {n}: laundry, dishes, post." for n in range(30)]
+    texts = [
+        *canoe,
+        *chores[:12],
+        "Ben: I bought cedar strips for a canoe, and glue.",
+        *chores[12:],
+    ]
+    question = "what wood is the canoe made of?"
+    for labelled in (True, False):
+        led = Ledger.init(tmp_path / str(labelled), name="t")
+        led.add_batch(
+            [NewEntry(content=(t if labelled else t.split(": ", 1)[1]).encode()) for t in texts]
+        )
+        led.close()
+        with Index.open(led.layout.root) as index:
+            shown = search(index, question, limit=10, record=False)
+            with monkeypatch.context() as m:
+                m.setattr(query, "spread", lambda places, seqs=None: list(range(len(places))))
+                ranked = search(index, question, limit=10, record=False)
+        cedar = len(canoe) + 12 + 1  # its seq: genesis is 0
+        assert {h.seq for h in shown} == {h.seq for h in ranked}
+        assert [h.seq for h in ranked].index(cedar) >= 3  # the ranking: the canoe turns first
+        if labelled:
+            assert [h.seq for h in shown].index(cedar) == 1
+        else:
+            assert [h.seq for h in shown] == [h.seq for h in ranked]
 
 
 def test_the_command_line_search_shows_the_same_order(cli: Cli, tmp_path: Path) -> None:
