@@ -341,3 +341,68 @@ def restore(seq: int | None, all_: bool, as_json: bool) -> None:
         click.echo(f"seq {seq} is already active: nothing to restore")
     else:
         click.echo("nothing to restore")
+
+
+@click.command("index", context_settings=CONTEXT_SETTINGS)
+@dir_option
+@click.option(
+    "--url",
+    required=True,
+    envvar="MEMORY_CHAIN_INDEX_URL",
+    metavar="URL",
+    help="The fleet's PostgreSQL database (postgresql://user@host:port/db; default: "
+    "$MEMORY_CHAIN_INDEX_URL). A password is best kept in ~/.pgpass or $PGPASSWORD.",
+)
+@click.option("--rebuild", is_flag=True, help="Drop this chain's rows there and read them again.")
+@click.option(
+    "--list", "list_", is_flag=True, help="Only list the chains the database holds, by agent."
+)
+@json_option
+def index_cmd(url: str, rebuild: bool, list_: bool, as_json: bool) -> None:
+    """Bring this chain into a fleet's index on PostgreSQL.
+
+    Many agents, on many hosts, each sync their own chain into one database,
+    every row keyed by its chain's id; run it as often as you like (only new
+    entries are read) and from several processes at once. The database is a
+    cache, like memory.db: chain.jsonl and content/ are only read. Searching
+    across the fleet comes next; for now the rows are there for SQL
+    (specs/INDEX.md section 9). Needs the postgres extra:
+    pip install 'memory-chain[postgres]'.
+
+    \b
+    Example:
+        memory-chain index --url postgresql://mc@127.0.0.1:5432/fleet
+        memory-chain index --url postgresql://mc@127.0.0.1:5432/fleet --list
+    """
+    from memory_chain.index import fleet
+
+    where = fleet.safe_url(url)
+    if list_:
+        found = fleet.chains(url)
+        if as_json:
+            emit_json(found)
+            return
+        if not found:
+            click.echo(f"no chains in {where} yet")
+        for c in found:
+            click.echo(
+                f"{c['agent'] or '(unnamed)'}  {c['chain_id'][:19]}…  {c['entries']:,} entries  "
+                f"{_memories(c['memories'])} ({c['active']:,} shown)"
+            )
+        return
+    from memory_chain.chain.format.config import Layout
+
+    result = fleet.sync(url, Layout(data_dir()), rebuild=rebuild)
+    if as_json:
+        emit_json({**result._fields(), "url": where})
+        return
+    what = "read again" if result.rebuilt else "indexed"
+    click.echo(
+        f"{what} {result.added:,} new entries of agent {result.agent or '(unnamed)'} "
+        f"(chain {result.chain_id[:19]}…) into {where}: {_memories(result.memories)} there"
+        + (f"; {result.purged:,} texts withdrawn by redactions" if result.purged else "")
+    )
+
+
+def _memories(n: int) -> str:
+    return f"{n:,} memory" if n == 1 else f"{n:,} memories"

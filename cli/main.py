@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "search": "index_cmds:search",
     "context": "index_cmds:context",
     "reindex": "index_cmds:reindex",
+    "index": "index_cmds:index_cmd",
     "gc": "index_cmds:gc",
     "restore": "index_cmds:restore",
     "ws": "workspace_cmds:ws",
@@ -126,13 +127,14 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("witness", "Cosign someone else's published log as a witness."),
             ("export", "Write the whole chain to one archive."),
             ("import", "Make a data directory from an archive."),
+            ("anchor", "Post the latest checkpoint to an EVM chain."),
         ),
     ),
-    ("Anchor", (("anchor", "Post the latest checkpoint to an EVM chain."),)),
     (
         "Maintenance",
         (
             ("reindex", "Rebuild the index (a cache) from the chain."),
+            ("index", "Bring this chain into a fleet's index on PostgreSQL."),
             ("gc", "Archive memories that are no longer relevant."),
             ("restore", "Make an archived memory active again."),
             ("schedule", "Run capture, curation and upkeep on a timer."),

@@ -8,4 +8,6 @@ is never stale.
 
 This package imports chain/ (never the reverse) and imports sqlite_utils
 only to create or migrate the schema: the read paths use plain sqlite3.
+``fleet`` brings a chain into a fleet's PostgreSQL database (psycopg, the
+``postgres`` extra, imported only there).
 """

@@ -263,10 +263,9 @@ def _blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, list[bytes]]]:
 class _Builder:
     """Turns chain lines into memories rows, following the state as it goes."""
 
-    def __init__(self, conn: sqlite3.Connection, store: ContentStore, state: State) -> None:
+    def __init__(self, store: ContentStore, state: State) -> None:
         from memory_chain.chain.format.entry import ORIGINS  # only when lines are read
 
-        self.conn = conn
         self.store = store
         self.state = state
         self.origins = frozenset(ORIGINS)
@@ -552,7 +551,7 @@ def _read(
     from memory_chain.chain.content.store import ContentStore  # only when lines are read
 
     store = ContentStore(layout.content)
-    builder = _Builder(conn, store, state)
+    builder = _Builder(store, state)
     builder.read_time = not bulk
     usage: dict[str, tuple[Any, ...]] = {}
     if bulk:

@@ -23,7 +23,7 @@ def test_every_command_is_under_one_task() -> None:
     assert sorted(listed) == sorted(COMMANDS)  # each once, none missing, none unknown
     titles = [title for title, _ in SECTIONS]
     assert titles[0] == "Start here"
-    assert {"Workspace", "Capture", "Agents", "Audit", "Anchor", "Maintenance"} <= set(titles)
+    assert {"Workspace", "Capture", "Agents", "Audit", "Maintenance"} <= set(titles)
 
 
 def test_each_command_is_one_full_sentence_on_one_line() -> None:

@@ -330,3 +330,24 @@ def test_publish_your_log_with_a_witness_service(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_run_a_fleet_section_runs(tmp_path: Path) -> None:
+    """The "Run a fleet on PostgreSQL" commands against a real server (Debian's
+    PostgreSQL, started here: its URL in place of the README's): the chain's memory
+    reaches the database, and --list names the agent."""
+    from helpers.postgres import fresh_database, server
+
+    block = commands(sh_blocks(section(README, "## Run a fleet on PostgreSQL"))[0])
+    written = "postgresql://mc@127.0.0.1:5432/fleet"
+    assert all(written in line for line in block if " index " in line)
+    with server() as pg:
+        url = fresh_database(pg, "fleet")
+        _, out = run_lines([line.replace(written, url) for line in block], tmp_path)
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            held = conn.execute("SELECT content FROM mc_memories").fetchall()
+    assert held == [("Staging runs on port 5433",)]
+    assert "indexed 2 new entries of agent agent-a" in out  # the genesis and the fact
+    assert "agent-a  b3:" in out and "2 entries  1 memory (1 shown)" in out

@@ -1,0 +1,341 @@
+"""A fleet's memories in PostgreSQL: many agents' chains in one database (issue 29).
+
+memory.db indexes one chain, for its agent. A team running many agents wants
+them in one place: ``memory-chain index --url postgresql://...`` brings a data
+directory's chain into a PostgreSQL database that any number of agents, on any
+number of hosts, sync into; each row is keyed by its chain's id (the b3 of the
+genesis line). The database is a cache, as memory.db is: its rows are read from
+chain.jsonl and content/ by the code that fills memory.db (index/sync.py's
+``_Builder``), and ``--rebuild`` drops one chain's rows and reads them again.
+Nothing here writes a chain.
+
+Several syncs at once: each block of lines (index/sync.py BLOCK_BYTES) is one
+transaction that takes an advisory lock of its chain, reads the chain's state
+row, checks that the chain still holds what was read (index/sync.py
+``mismatch``: if not, the chain's rows are dropped and read again, with a
+warning), inserts the block's rows and advances the state. Two syncs of one
+chain therefore queue and neither reads a line twice; syncs of different chains
+run side by side; and the primary key (chain_id, seq) refuses a doubled memory.
+
+This is the first part of ADR 0003 (the rows and their sync); search over them,
+with the ranking of index/query.py behind a protocol, is the next. specs/INDEX.md
+section 9 documents the tables. psycopg 3 (the ``postgres`` extra) is imported
+here only, and only when a URL is given.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.errors import ChainStateError, InputError, OperationalError
+from memory_chain.chain.format.values import Value
+
+from .sync import MEMORY_COLUMNS, IndexWarning, State, _blocks, _Builder, _open_chain, mismatch
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["COLUMNS", "SCHEMA_VERSION", "FleetSync", "chains", "connect", "safe_url", "sync"]
+
+#: The version of the tables below; a database made by another version is refused.
+SCHEMA_VERSION: Final = 1
+
+#: The columns of memory.db's ``memories`` a fleet keeps (specs/INDEX.md 9): all but
+#: the usage statistics, which are each host's own, and ``about_read`` (the times a
+#: text speaks of are read as its row is made).
+COLUMNS: Final = tuple(
+    c
+    for c in MEMORY_COLUMNS
+    if c not in ("access_count", "last_access", "restored_at", "about_read")
+)
+_KEEP: Final = tuple(MEMORY_COLUMNS.index(c) for c in COLUMNS)
+_SEQ, _CONTENT = COLUMNS.index("seq"), COLUMNS.index("content")
+
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS mc_schema (version integer NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS mc_chains (
+        chain_id text PRIMARY KEY,
+        agent text NOT NULL,
+        size bigint NOT NULL,
+        "offset" bigint NOT NULL,
+        last_offset bigint NOT NULL,
+        head text,
+        built_at bigint NOT NULL,
+        synced_at bigint NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS mc_memories (
+        chain_id text NOT NULL REFERENCES mc_chains (chain_id) ON DELETE CASCADE,
+        seq bigint NOT NULL,
+        hash text NOT NULL,
+        ts text NOT NULL,
+        created bigint NOT NULL,
+        type text NOT NULL,
+        tier text NOT NULL,
+        source text NOT NULL,
+        importance integer NOT NULL,
+        content_hash text NOT NULL,
+        size bigint NOT NULL,
+        content text,
+        tokens integer NOT NULL,
+        session text,
+        status text NOT NULL,
+        redacted_by bigint,
+        supersedes bigint,
+        origin text,
+        approved text,
+        said text NOT NULL,
+        about_from text,
+        about_to text,
+        PRIMARY KEY (chain_id, seq)
+    )""",
+    "CREATE INDEX IF NOT EXISTS mc_memories_created ON mc_memories (created)",
+    "CREATE INDEX IF NOT EXISTS mc_memories_hash ON mc_memories (hash)",
+)
+#: The advisory lock that serialises creating the tables (CREATE TABLE IF NOT EXISTS
+#: run by two sessions at once can fail on the catalog's unique index).
+_SCHEMA_LOCK: Final = 0x6D635F666C656574  # "mc_fleet"
+
+
+class FleetSync(Value):
+    """What one sync of a chain into a fleet database did."""
+
+    __slots__ = ("added", "agent", "chain_id", "memories", "purged", "reason", "rebuilt")
+    chain_id: str
+    agent: str
+    added: int  # entries read by this sync
+    memories: int  # the chain's rows in the database after it
+    rebuilt: bool  # the chain's rows were dropped and read again
+    reason: str | None  # why
+    purged: int  # rows already in the database whose text a redaction withdrew
+
+    def __init__(
+        self,
+        chain_id: str,
+        agent: str,
+        added: int,
+        memories: int,
+        rebuilt: bool = False,
+        reason: str | None = None,
+        purged: int = 0,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "chain_id", chain_id)
+        set_(self, "agent", agent)
+        set_(self, "added", added)
+        set_(self, "memories", memories)
+        set_(self, "rebuilt", rebuilt)
+        set_(self, "reason", reason)
+        set_(self, "purged", purged)
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its password, to print."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def connect(url: str) -> psycopg.Connection[Any]:
+    """A connection to the fleet database at ``url`` (``postgresql://`` or
+    ``postgres://``), its tables made if missing. Errors are one line, without the
+    password."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise InputError(f"--url takes a postgresql:// URL, not {safe_url(url)!r}")
+    try:
+        import psycopg
+    except ImportError:
+        raise OperationalError(
+            "a fleet index needs psycopg",
+            hint="pip install 'memory-chain[postgres]'",
+        ) from None
+    try:
+        conn = psycopg.connect(url, connect_timeout=10)
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OperationalError(f"cannot connect to {safe_url(url)}: {first}") from None
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            row = conn.execute("SELECT version FROM mc_schema").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO mc_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+            elif row[0] != SCHEMA_VERSION:
+                raise OperationalError(
+                    f"the fleet database at {safe_url(url)} has tables of version {row[0]}; "
+                    f"this memory-chain reads version {SCHEMA_VERSION}"
+                )
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _genesis(fd: int) -> bytes:
+    """The chain's first line (without its newline)."""
+    head = b""
+    while b"\n" not in head:
+        block = os.pread(fd, 65536, len(head))
+        if not block:
+            raise ChainStateError("chain.jsonl has no complete first line (no genesis entry)")
+        head += block
+    return head.split(b"\n", 1)[0]
+
+
+def _state(conn: psycopg.Connection[Any], chain_id: str) -> State | None:
+    row = conn.execute(
+        'SELECT size, "offset", last_offset, head, chain_id, agent, built_at '
+        "FROM mc_chains WHERE chain_id = %s",
+        (chain_id,),
+    ).fetchone()
+    return None if row is None else State(*row)
+
+
+def _write_state(conn: psycopg.Connection[Any], s: State, now: int) -> None:
+    conn.execute(
+        'INSERT INTO mc_chains (chain_id, agent, size, "offset", last_offset, head, built_at, '
+        "synced_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (chain_id) DO UPDATE "
+        'SET agent = excluded.agent, size = excluded.size, "offset" = excluded."offset", '
+        "last_offset = excluded.last_offset, head = excluded.head, "
+        "built_at = excluded.built_at, synced_at = excluded.synced_at",
+        (s.chain_id, s.agent or "", s.size, s.offset, s.last_offset, s.head, s.built_at, now),
+    )
+
+
+def _insert(
+    conn: psycopg.Connection[Any],
+    chain_id: str,
+    rows: list[tuple[Any, ...]],
+    redactions: list[tuple[int, int]],
+) -> int:
+    """The rows of one block, then its redactions; how many rows inserted before lost
+    their text."""
+    kept = [tuple(row[i] for i in _KEEP) for row in rows]
+    here = {row[_SEQ]: i for i, row in enumerate(kept)}
+    earlier: list[tuple[int, int]] = []
+    for target, by in redactions:
+        i = here.get(target)
+        if i is None:
+            earlier.append((target, by))
+            continue
+        cells = list(kept[i])
+        cells[_CONTENT] = None
+        cells[COLUMNS.index("tokens")] = 0
+        cells[COLUMNS.index("status")] = "redacted"
+        cells[COLUMNS.index("redacted_by")] = by
+        cells[COLUMNS.index("about_from")] = cells[COLUMNS.index("about_to")] = None
+        kept[i] = tuple(cells)
+    if kept:
+        with conn.cursor().copy(
+            f"COPY mc_memories (chain_id, {', '.join(COLUMNS)}) FROM STDIN"
+        ) as copy:
+            for row in kept:
+                copy.write_row((chain_id, *row))
+    purged = 0
+    for target, by in earlier:
+        cur = conn.execute(
+            "UPDATE mc_memories SET content = NULL, tokens = 0, status = 'redacted', "
+            "redacted_by = %s, about_from = NULL, about_to = NULL "
+            "WHERE chain_id = %s AND seq = %s AND content IS NOT NULL",
+            (by, chain_id, target),
+        )
+        purged += cur.rowcount
+    return purged
+
+
+def sync(url: str, layout: Layout, *, rebuild: bool = False, now: int | None = None) -> FleetSync:
+    """Bring the fleet database at ``url`` up to date with the chain of ``layout``: the
+    lines it has not read yet, block by block; all of them again with ``rebuild``, or
+    when the chain no longer holds what was read (a warning says why)."""
+    from memory_chain.chain.content.store import ContentStore
+
+    stamp = now if now is not None else time.time_ns() // 1000
+    fd = _open_chain(layout)
+    try:
+        chain_id = b3(_genesis(fd))
+        store = ContentStore(layout.content)
+        conn = connect(url)
+        try:
+            added = purged = 0
+            rebuilt, reason = False, "requested" if rebuild else None
+            agent = ""
+            while True:
+                with conn.transaction():
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,)
+                    )
+                    state = _state(conn, chain_id)
+                    end = os.fstat(fd).st_size
+                    if state is not None and not rebuild:
+                        why = mismatch(fd, state, end)
+                        if why is not None:
+                            warnings.warn(
+                                f"the fleet's rows of chain {chain_id} no longer match "
+                                f"chain.jsonl ({why}): reading them again",
+                                IndexWarning,
+                                stacklevel=2,
+                            )
+                            rebuild, reason = True, why
+                    if rebuild:
+                        conn.execute("DELETE FROM mc_chains WHERE chain_id = %s", (chain_id,))
+                        state, rebuild, rebuilt, added = None, False, True, 0
+                    if state is None:
+                        state = State(built_at=stamp)
+                    agent = state.agent or ""
+                    block = next(_blocks(fd, state.offset, end), None)
+                    if block is None:
+                        break
+                    builder = _Builder(store, state)
+                    before = state.size
+                    rows, redactions = builder.rows(*block)
+                    _write_state(conn, state, stamp)  # first: the rows refer to it
+                    purged += _insert(conn, chain_id, rows, redactions)
+                    added += state.size - before
+                    agent = state.agent or ""
+                    if builder.stopped:
+                        warnings.warn(builder.stopped, IndexWarning, stacklevel=2)
+                        break
+            row = conn.execute(
+                "SELECT count(*) FROM mc_memories WHERE chain_id = %s", (chain_id,)
+            ).fetchone()
+            return FleetSync(chain_id, agent, added, row[0] if row else 0, rebuilt, reason, purged)
+        finally:
+            conn.close()
+    finally:
+        os.close(fd)
+
+
+def chains(url: str) -> list[dict[str, Any]]:
+    """Each chain in the fleet database at ``url``: its id, agent, entries read, memories
+    held (and how many of them are shown: active, with text), and when it was synced."""
+    conn = connect(url)
+    try:
+        rows = conn.execute(
+            "SELECT c.chain_id, c.agent, c.size, c.synced_at, count(m.seq), "
+            "count(m.seq) FILTER (WHERE m.status = 'active' AND m.content IS NOT NULL) "
+            "FROM mc_chains c LEFT JOIN mc_memories m ON m.chain_id = c.chain_id "
+            "GROUP BY c.chain_id ORDER BY c.agent, c.chain_id"
+        ).fetchall()
+    finally:
+        conn.close()
+    return [
+        {
+            "chain_id": r[0],
+            "agent": r[1],
+            "entries": r[2],
+            "synced_at": r[3],
+            "memories": r[4],
+            "active": r[5],
+        }
+        for r in rows
+    ]

@@ -1,0 +1,121 @@
+"""A real PostgreSQL server for the fleet index's tests (issue 29): Debian's packages, a
+temporary cluster on a loopback port, stopped at the end.
+
+``initdb`` refuses to run as root, so as root the cluster belongs to the ``postgres``
+user the Debian package creates (its folder outside pytest's private tmp, which that
+user could not enter). Where the server's programs, psycopg or such a user are missing,
+``server()`` skips with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+USER = "mc"
+
+
+def _bindir() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), reverse=True)
+    return found[0].parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server() -> Iterator[str]:
+    """The URL of a fresh PostgreSQL server's ``postgres`` database (user ``mc``, trust)."""
+    bindir = _bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (Debian's postgresql package)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (the postgres extra)")
+    run_as: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root without runuser: initdb refuses root")
+        try:
+            import pwd
+
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and there is no postgres user to own the cluster")
+        run_as = ["runuser", "-u", "postgres", "--"]
+    top = Path(tempfile.mkdtemp(prefix="mc-pg-"))
+    os.chmod(top, 0o755)
+    if run_as:
+        os.chown(top, owner.pw_uid, owner.pw_gid)
+    data, log = top / "data", top / "log"
+    port = _free_port()
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "timeout": 120}
+    try:
+        subprocess.run(
+            [
+                *run_as,
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                USER,
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--no-locale",
+            ],
+            check=True,
+            **quiet,  # type: ignore[arg-type]
+        )
+        options = f"-p {port} -k {top} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run(
+            [
+                *run_as,
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-w",
+                "-o",
+                options,
+                "start",
+            ],
+            check=True,
+            **quiet,  # type: ignore[arg-type]
+        )
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(top, ignore_errors=True)
+        pytest.fail(f"could not start PostgreSQL: {exc.stderr.decode(errors='replace')}")
+    try:
+        yield f"postgresql://{USER}@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+            **quiet,  # type: ignore[arg-type]
+        )
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def fresh_database(url: str, name: str) -> str:
+    """A new empty database on the server of ``url``; its URL."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url.rsplit("/", 1)[0] + "/" + name

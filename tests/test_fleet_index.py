@@ -1,0 +1,295 @@
+"""A fleet's chains indexed into PostgreSQL (issue 29; index/fleet.py, specs/INDEX.md 9).
+
+Every test runs against a real server (Debian's postgresql, a temporary cluster on a
+loopback port: tests/helpers/postgres.py), each in a database of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.cli import SCRIPT, Cli
+from helpers.postgres import fresh_database, server
+
+from memory_chain.chain.format.canonical import b3
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.newentry import NewEntry
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger
+from memory_chain.index import fleet
+from memory_chain.index.db import Index
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[str]:
+    with server() as url:
+        yield url
+
+
+@pytest.fixture
+def url(pg: str, request: pytest.FixtureRequest) -> str:
+    name = re.sub(r"\W", "_", request.node.name)[:50].lower()
+    return fresh_database(pg, name)
+
+
+def _rows(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def _chain(root: Path, name: str, texts: list[str]) -> Ledger:
+    led = Ledger.init(root, name=name)
+    led.add_batch(
+        [
+            NewEntry(
+                content=t.encode(),
+                type=("memory", "decision", "fact")[i % 3],
+                meta={"session": f"s{i // 2}", "date": "2026-05-0" + str(1 + i % 9)},
+            )
+            for i, t in enumerate(texts)
+        ]
+    )
+    return led
+
+
+def _lines(root: Path) -> list[bytes]:
+    return (root / "chain.jsonl").read_bytes().splitlines()
+
+
+def test_a_chain_in_the_fleet_holds_the_rows_memory_db_holds(tmp_path: Path, url: str) -> None:
+    """The fleet's rows of a chain are memory.db's rows, column for column (both are made
+    by index/sync.py's builder), keyed by the chain's id; a second sync reads nothing."""
+    led = _chain(
+        tmp_path / "a", "alpha", [f"note {n} about the staging database" for n in range(7)]
+    )
+    led.close()
+    first = fleet.sync(url, Layout(tmp_path / "a"))
+    assert (first.agent, first.added, first.memories) == ("alpha", 8, 7)
+    assert first.chain_id == b3(_lines(tmp_path / "a")[0])
+    assert fleet.sync(url, Layout(tmp_path / "a")).added == 0
+    columns = [c for c in fleet.COLUMNS if c not in ("about_from", "about_to")]
+    ours = _rows(
+        url,
+        f"SELECT {', '.join(columns)} FROM mc_memories WHERE chain_id = %s ORDER BY seq",
+        first.chain_id,
+    )
+    with Index.open(tmp_path / "a") as index:
+        theirs = index.conn.execute(
+            f"SELECT {', '.join(columns)} FROM memories ORDER BY seq"
+        ).fetchall()
+    assert [tuple(r) for r in ours] == [tuple(r) for r in theirs]
+    assert [c["agent"] for c in fleet.chains(url)] == ["alpha"]
+
+
+def test_new_entries_and_redactions_follow(tmp_path: Path, url: str) -> None:
+    root = tmp_path / "a"
+    led = _chain(root, "alpha", ["the door code is 4711", "lunch is at noon"])
+    synced = fleet.sync(url, Layout(root))
+    led.add(NewEntry(content=b"a third memory"))
+    redact(led, 1, reason="not for the fleet")
+    after = fleet.sync(url, Layout(root))
+    led.close()
+    assert (after.added, after.memories, after.purged) == (2, 3, 1)
+    rows = _rows(
+        url,
+        "SELECT seq, content, status, redacted_by FROM mc_memories WHERE chain_id = %s "
+        "ORDER BY seq",
+        synced.chain_id,
+    )
+    assert rows == [
+        (1, None, "redacted", 4),
+        (2, "lunch is at noon", "active", None),
+        (3, "a third memory", "active", None),
+    ]
+    assert not _rows(url, "SELECT 1 FROM mc_memories WHERE content LIKE '%%4711%%'")
+
+
+def test_a_redaction_read_with_its_target_withdraws_the_text_at_once(
+    tmp_path: Path, url: str
+) -> None:
+    root = tmp_path / "a"
+    led = _chain(root, "alpha", ["the door code is 4711"])
+    redact(led, 1, reason="a secret")
+    led.close()
+    result = fleet.sync(url, Layout(root))
+    assert result.purged == 0  # never written with its text
+    assert _rows(url, "SELECT content, status FROM mc_memories") == [(None, "redacted")]
+
+
+def test_two_agents_share_one_database_keyed_by_chain(tmp_path: Path, url: str) -> None:
+    for name in ("alpha", "beta"):
+        _chain(tmp_path / name, name, [f"{name} remembers {n}" for n in range(3)]).close()
+        fleet.sync(url, Layout(tmp_path / name))
+    listed = fleet.chains(url)
+    assert [(c["agent"], c["memories"], c["active"]) for c in listed] == [
+        ("alpha", 3, 3),
+        ("beta", 3, 3),
+    ]
+    per_chain = _rows(url, "SELECT chain_id, count(*) FROM mc_memories GROUP BY chain_id")
+    assert sorted(n for _, n in per_chain) == [3, 3]
+    assert len({c for c, _ in per_chain}) == 2
+
+
+def test_a_rewritten_chain_is_read_again(tmp_path: Path, url: str) -> None:
+    """A chain cut back (a restore from an older copy) no longer holds what the fleet
+    read: its rows are dropped and read again, with a warning."""
+    root = tmp_path / "a"
+    _chain(root, "alpha", [f"memory {n}" for n in range(5)]).close()
+    fleet.sync(url, Layout(root))
+    chain = root / "chain.jsonl"
+    kept = b"".join(line + b"\n" for line in _lines(root)[:3])
+    chain.write_bytes(kept)
+    (root / "head.json").unlink(missing_ok=True)
+    with pytest.warns(UserWarning, match="no longer match chain.jsonl"):
+        again = fleet.sync(url, Layout(root))
+    assert again.rebuilt and again.memories == 2
+    assert [r[0] for r in _rows(url, "SELECT seq FROM mc_memories ORDER BY seq")] == [1, 2]
+    assert chain.read_bytes() == kept  # only read
+
+
+def test_rebuild_reads_one_chain_again_and_leaves_the_others(tmp_path: Path, url: str) -> None:
+    for name in ("alpha", "beta"):
+        _chain(tmp_path / name, name, [f"{name} {n}" for n in range(4)]).close()
+        fleet.sync(url, Layout(tmp_path / name))
+    again = fleet.sync(url, Layout(tmp_path / "alpha"), rebuild=True)
+    assert (again.rebuilt, again.added, again.memories) == (True, 5, 4)
+    assert sorted(c["memories"] for c in fleet.chains(url)) == [4, 4]
+
+
+def _count_content(root: Path) -> tuple[int, list[str]]:
+    """How many content entries the chain holds, and the b3 of each line."""
+    import orjson
+
+    lines = _lines(root)
+    content = sum(orjson.loads(line)["type"] != "genesis" for line in lines)
+    return content, [b3(line) for line in lines]
+
+
+def test_concurrent_syncs_while_agents_write_lose_and_double_nothing(
+    tmp_path: Path, url: str
+) -> None:
+    """Two agents append to their chains while six processes (three a chain) sync them
+    into one database over and over: afterwards each chain's rows are its entries,
+    once each, none missing."""
+    roots = [tmp_path / "alpha", tmp_path / "beta"]
+    for root in roots:
+        _chain(root, root.name, ["first memory"]).close()
+    writer = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memory_chain.chain.store.ledger import Ledger\n"
+        "from memory_chain.chain.format.newentry import NewEntry\n"
+        "led = Ledger(Path(sys.argv[1]))\n"
+        "for b in range(20):\n"
+        "    led.add_batch([NewEntry(content=f'batch {b} item {i}'.encode()) for i in range(10)])\n"
+        "led.close()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_CHAIN_DIR"}
+    writers = [subprocess.Popen([sys.executable, "-c", writer, str(r)]) for r in roots]
+    syncers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys, subprocess\n"
+                "for _ in range(8):\n"
+                "    subprocess.run([sys.argv[1], '--dir', sys.argv[2], 'index', '--url', "
+                "sys.argv[3]], check=True, capture_output=True)\n",
+                SCRIPT,
+                str(root),
+                url,
+            ],
+            env=env,
+        )
+        for root in roots
+        for _ in range(3)
+    ]
+    deadline = time.monotonic() + 240
+    for proc in writers + syncers:
+        assert proc.wait(timeout=max(1, deadline - time.monotonic())) == 0
+    for root in roots:
+        final = fleet.sync(url, Layout(root))
+        content, hashes = _count_content(root)
+        assert content == 201
+        rows = _rows(
+            url,
+            "SELECT seq, hash FROM mc_memories WHERE chain_id = %s ORDER BY seq",
+            final.chain_id,
+        )
+        assert [r[0] for r in rows] == list(range(1, 202))  # each entry once, none missing
+        assert [r[1] for r in rows] == hashes[1:]
+        state = _rows(url, "SELECT size FROM mc_chains WHERE chain_id = %s", final.chain_id)
+        assert state == [(202,)]
+
+
+def test_the_command_line_syncs_and_lists(cli: Cli, url: str) -> None:
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "Use pnpm, not npm")
+    first = cli.run("index", "--url", url)
+    assert first.code == 0, first.err
+    assert "indexed 2 new entries of agent alpha" in first.out
+    assert "1 memory there" in first.out
+    listed = cli.run("index", "--url", url, "--list", "--json").json()
+    assert [(c["agent"], c["memories"]) for c in listed] == [("alpha", 1)]
+    by_env = cli.run("index", env={"MEMORY_CHAIN_INDEX_URL": url})
+    assert by_env.code == 0 and "indexed 0 new entries" in by_env.out
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("mysql://db/x", "--url takes a postgresql:// URL"),
+        ("postgresql://mc:hunter2@127.0.0.1:1/x", "cannot connect to postgresql://mc:***@"),
+    ],
+)
+def test_a_bad_url_is_one_line_and_changes_nothing(cli: Cli, given: str, message: str) -> None:
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "a memory")
+    before = {p: p.read_bytes() for p in cli.root.rglob("*") if p.is_file()}
+    result = cli.run("index", "--url", given)
+    assert result.code == 2
+    assert message in result.err and "hunter2" not in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    after = {p: p.read_bytes() for p in cli.root.rglob("*") if p.is_file()}
+    assert {p: v for p, v in after.items() if p.name != "memory.db"} == {
+        p: v for p, v in before.items() if p.name != "memory.db"
+    }
+
+
+def test_a_database_of_another_schema_version_is_refused(tmp_path: Path, url: str) -> None:
+    _chain(tmp_path / "a", "alpha", ["one"]).close()
+    fleet.sync(url, Layout(tmp_path / "a"))
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE mc_schema SET version = 99")
+    from memory_chain.chain.format.errors import OperationalError
+
+    with pytest.raises(OperationalError, match="version 99"):
+        fleet.sync(url, Layout(tmp_path / "a"))
+
+
+def test_the_rows_hold_no_usage_of_the_host(tmp_path: Path, url: str) -> None:
+    """Usage statistics are each host's own (memory.db's usage table): the fleet's rows
+    have no such columns."""
+    _chain(tmp_path / "a", "alpha", ["one"]).close()
+    fleet.sync(url, Layout(tmp_path / "a"))
+    names = {
+        r[0]
+        for r in _rows(
+            url,
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'mc_memories'",
+        )
+    }
+    assert names == {"chain_id", *fleet.COLUMNS}
+    assert not names & {"access_count", "last_access", "restored_at"}
