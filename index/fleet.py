@@ -163,6 +163,14 @@ def connect(url: str) -> psycopg.Connection[Any]:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise OperationalError(f"cannot connect to {safe_url(url)}: {first}") from None
     try:
+        try:  # the tables are there (one round trip), or made below
+            row = conn.execute("SELECT version FROM mc_schema").fetchone()
+            conn.commit()
+        except psycopg.errors.UndefinedTable:
+            conn.rollback()
+            row = None
+        if row is not None and row[0] == SCHEMA_VERSION:
+            return conn
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             for statement in _SCHEMA:
