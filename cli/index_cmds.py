@@ -347,24 +347,25 @@ def restore(seq: int | None, all_: bool, as_json: bool) -> None:
 @dir_option
 @click.option(
     "--url",
-    required=True,
     envvar="MEMORY_CHAIN_INDEX_URL",
     metavar="URL",
     help="The fleet's PostgreSQL database (postgresql://user@host:port/db; default: "
-    "$MEMORY_CHAIN_INDEX_URL). A password is best kept in ~/.pgpass or $PGPASSWORD.",
+    '$MEMORY_CHAIN_INDEX_URL, else config.json "index": {"url": ...}). A password is best '
+    "kept in ~/.pgpass or $PGPASSWORD.",
 )
 @click.option("--rebuild", is_flag=True, help="Drop this chain's rows there and read them again.")
 @click.option(
     "--list", "list_", is_flag=True, help="Only list the chains the database holds, by agent."
 )
 @json_option
-def index_cmd(url: str, rebuild: bool, list_: bool, as_json: bool) -> None:
+def index_cmd(url: str | None, rebuild: bool, list_: bool, as_json: bool) -> None:
     """Bring this chain into a fleet's index on PostgreSQL.
 
     Many agents, on many hosts, each sync their own chain into one database,
     every row keyed by its chain's id; run it as often as you like (only new
     entries are read) and from several processes at once. The database is a
-    cache, like memory.db: chain.jsonl and content/ are only read. Searching
+    cache, like memory.db: chain.jsonl and content/ are only read. With the
+    URL in config.json, the maintain job syncs it too. Searching
     across the fleet comes next; for now the rows are there for SQL
     (specs/INDEX.md section 9). Needs the postgres extra:
     pip install 'memory-chain[postgres]'.
@@ -376,6 +377,8 @@ def index_cmd(url: str, rebuild: bool, list_: bool, as_json: bool) -> None:
     """
     from memory_chain.index import fleet
 
+    if url is None:
+        url = fleet.configured_url(data_dir())
     where = fleet.safe_url(url)
     if list_:
         found = fleet.chains(url)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -142,6 +143,22 @@ def safe_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def configured_url(data_dir: Path) -> str:
+    """config.json's ``index.url`` in ``data_dir``, or a one-line error saying where a
+    fleet's URL comes from."""
+    from memory_chain.chain.format.config import Config
+
+    from .settings import settings_from_config
+
+    url = settings_from_config(Config.load(Layout(data_dir), reader=True).data).url
+    if url is None:
+        raise InputError(
+            "no fleet database to index into",
+            hint='pass --url, set $MEMORY_CHAIN_INDEX_URL, or config.json "index": {"url": ...}',
+        )
+    return url
 
 
 def connect(url: str) -> psycopg.Connection[Any]:

@@ -3,9 +3,11 @@
 config.json may carry an ``"index"`` object (unknown members of config.json
 survive rewrites), for example::
 
-    "index": {"weights": [0.4, 0.3, 0.2, 0.1], "ephemeral_ttl_hours": 24, "semantic": true}
+    "index": {"weights": [0.4, 0.3, 0.2, 0.1], "ephemeral_ttl_hours": 24, "semantic": true,
+              "url": "postgresql://mc@db.internal:5432/fleet"}
 
-Command-line options override it.
+Command-line options override it. ``url`` is the fleet's PostgreSQL database
+(index/fleet.py): `memory-chain index` and the maintain job sync the chain there.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class Settings(NamedTuple):
     #: config.json "index.semantic": False turns vector recall off, True or absent uses it
     #: whenever the semantic extra is installed (index/vectors.py).
     semantic: bool | None = None
+    #: config.json "index.url": the fleet's PostgreSQL database (index/fleet.py), if any.
+    url: str | None = None
 
     @property
     def ephemeral_ttl_us(self) -> int:
@@ -108,7 +112,12 @@ def settings_from_config(data: dict[str, Any]) -> Settings:
     semantic = raw.get("semantic")
     if semantic is not None and not isinstance(semantic, bool):
         raise OperationalError("config.json: index.semantic must be true or false")
-    return Settings(weights, ttl, semantic)
+    url = raw.get("url")
+    if url is not None and not (
+        isinstance(url, str) and url.startswith(("postgresql://", "postgres://"))
+    ):
+        raise OperationalError("config.json: index.url must be a postgresql:// URL")
+    return Settings(weights, ttl, semantic, url)
 
 
 def semantic_setting(data_dir: Any) -> bool | None:

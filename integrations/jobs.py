@@ -8,8 +8,10 @@
   the chain;
 - ``maintain`` (Sunday 11:00 UTC): verify the chain, stats, gc (index),
   decay (every scope's MEMORY.md), anchor on the configured network when
-  committed entries were added since the last anchor there, and publish the
-  chain for witnesses where one was configured (FORMAT.md 19).
+  committed entries were added since the last anchor there, publish the
+  chain for witnesses where one was configured (FORMAT.md 19), and sync it
+  into the fleet's PostgreSQL database where config.json names one
+  (``index.url``, index/fleet.py).
 
 Each run records its outcome in ``<data dir>/jobs/<name>.json`` (started,
 finished, ok, summary, error: what ``schedule status`` shows) and one line
@@ -190,6 +192,17 @@ def _maintain(
     result.summary = summary
     if publish is not None and verified["ok"]:
         summary["publish"] = _publish(memory, publish, witnesses or [])
+    fleet_url = memory.index.settings.url if memory.has_chain else None
+    if fleet_url is not None and verified["ok"]:
+        summary["fleet"] = _fleet(memory, fleet_url)
+
+
+def _fleet(memory: Memory, url: str) -> dict[str, Any]:
+    """Sync the chain into the fleet's PostgreSQL database (config.json index.url)."""
+    from memory_chain.index.fleet import safe_url, sync
+
+    done = sync(url, memory.ledger.layout)
+    return {"url": safe_url(url), "added": done.added, "memories": done.memories}
 
 
 def _post_anchor(memory: Memory, network: str) -> str:

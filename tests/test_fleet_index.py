@@ -293,3 +293,48 @@ def test_the_rows_hold_no_usage_of_the_host(tmp_path: Path, url: str) -> None:
     }
     assert names == {"chain_id", *fleet.COLUMNS}
     assert not names & {"access_count", "last_access", "restored_at"}
+
+
+def _configure(cli: Cli, url: str | None) -> None:
+    import json
+
+    path = cli.root / "config.json"
+    config = json.loads(path.read_text())
+    config["index"] = {"url": url}
+    path.write_text(json.dumps(config))
+
+
+def test_the_url_in_config_json_is_where_index_and_the_maintain_job_sync(
+    cli: Cli, url: str
+) -> None:
+    """config.json "index": {"url": ...} is the fleet's database for `index` without
+    --url, and the maintain job syncs the chain there once it verifies."""
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "Use pnpm, not npm")
+    missing = cli.run("index")
+    assert missing.code == 2
+    assert missing.err.startswith("error: no fleet database to index into")
+    _configure(cli, url)
+    assert "indexed 2 new entries" in cli.run("index").out
+    cli.ok("add", "Staging runs on port 5433")
+    done = cli.run("job", "maintain", "--json")
+    assert done.code == 0, done.err
+    assert done.json()["summary"]["fleet"] == {"url": url, "added": 1, "memories": 2}
+    held = _rows(url, "SELECT content FROM mc_memories ORDER BY seq")
+    assert held == [("Use pnpm, not npm",), ("Staging runs on port 5433",)]
+
+
+def test_a_fleet_url_in_config_json_that_is_not_postgresql_is_refused(cli: Cli) -> None:
+    cli.ok("init", "--name", "alpha")
+    _configure(cli, "mysql://db/x")
+    result = cli.run("index")
+    assert result.code == 2
+    assert "config.json: index.url must be a postgresql:// URL" in result.err
+
+
+def test_a_maintain_job_whose_fleet_is_down_fails_and_says_so(cli: Cli) -> None:
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "a memory")
+    _configure(cli, "postgresql://mc@127.0.0.1:1/fleet")
+    done = cli.run("job", "maintain")
+    assert done.code == 2 and "cannot connect to postgresql://mc@127.0.0.1:1/fleet" in done.err
