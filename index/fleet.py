@@ -340,6 +340,16 @@ def sync(url: str, layout: Layout, *, rebuild: bool = False, now: int | None = N
         os.close(fd)
 
 
+def entries_of(url: str, chain_id: str) -> int | None:
+    """How many entries of the chain ``chain_id`` the fleet database has read (None: none)."""
+    conn = connect(url)
+    try:
+        row = conn.execute("SELECT size FROM mc_chains WHERE chain_id = %s", (chain_id,)).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else int(row[0])
+
+
 def chains(url: str) -> list[dict[str, Any]]:
     """Each chain in the fleet database at ``url``: its id, agent, entries read, memories
     held (and how many of them are shown: active, with text), and when it was synced."""

@@ -378,6 +378,40 @@ def _semantic(memory: Memory) -> list[Check]:
     return [Check("semantic", "ok", detail)]
 
 
+def _fleet(memory: Memory) -> list[Check]:
+    """The fleet's database of config.json ``index.url``, when one is named: reachable, and
+    how much of this chain it holds (index/fleet.py). Nothing is written to it."""
+    from memory_chain.chain.format.canonical import b3
+    from memory_chain.index.fleet import entries_of, safe_url
+    from memory_chain.index.settings import settings_from_config
+
+    url = settings_from_config(memory.ledger.config.data).url
+    if url is None:
+        return []
+    where = safe_url(url)
+    with memory.ledger.layout.chain.open("rb") as f:
+        chain_id = b3(f.readline().rstrip(b"\n"))
+    try:
+        held = entries_of(url, chain_id)
+    except MemoryChainError as exc:
+        return [Check("fleet", "warn", exc.message, exc.hint or "check the server and the URL")]
+    entries = memory.verify()["entries"]
+    if held is None:
+        return [
+            Check("fleet", "warn", f"{where} holds none of this chain yet", "memory-chain index")
+        ]
+    if held < entries:
+        return [
+            Check(
+                "fleet",
+                "ok",
+                f"{where} holds {held} of {entries} entries; the maintain job or "
+                "`memory-chain index` brings the rest",
+            )
+        ]
+    return [Check("fleet", "ok", f"{where} holds all {held} entries")]
+
+
 def diagnose(memory: Memory) -> list[Check]:
     """Every check, in order; a check that cannot run says why (status fail).
 
@@ -386,7 +420,7 @@ def diagnose(memory: Memory) -> list[Check]:
     """
     checks: list[Check] = []
     sections = (
-        [_data_dir, _chain, _workspace, _semantic, _agents, _schedules, _anchors]
+        [_data_dir, _chain, _workspace, _semantic, _agents, _schedules, _anchors, _fleet]
         if memory.has_chain
         else [_data_dir, _semantic, _agents, _schedules]
     )

@@ -338,3 +338,29 @@ def test_a_maintain_job_whose_fleet_is_down_fails_and_says_so(cli: Cli) -> None:
     _configure(cli, "postgresql://mc@127.0.0.1:1/fleet")
     done = cli.run("job", "maintain")
     assert done.code == 2 and "cannot connect to postgresql://mc@127.0.0.1:1/fleet" in done.err
+
+
+def test_doctor_says_how_much_of_the_chain_the_fleet_holds(cli: Cli, url: str) -> None:
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "a memory")
+
+    def fleet_check() -> dict[str, Any] | None:
+        checks = cli.run("doctor", "--json").json()["checks"]
+        return next((c for c in checks if c["name"] == "fleet"), None)
+
+    assert fleet_check() is None  # no fleet configured: nothing said
+    _configure(cli, url)
+    first = fleet_check()
+    assert first is not None and first["status"] == "warn"
+    assert "holds none of this chain yet" in first["detail"]
+    cli.ok("index")
+    synced = fleet_check()
+    assert synced is not None and synced["status"] == "ok"
+    assert synced["detail"].endswith("holds all 2 entries")
+    cli.ok("add", "another")
+    behind = fleet_check()
+    assert behind is not None and "holds 2 of 3 entries" in behind["detail"]
+    _configure(cli, "postgresql://mc@127.0.0.1:1/fleet")
+    down = fleet_check()
+    assert down is not None and down["status"] == "warn"
+    assert "cannot connect" in down["detail"]
