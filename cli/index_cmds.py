@@ -367,7 +367,7 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, as_json: bool) -> Non
     cache, like memory.db: chain.jsonl and content/ are only read. With the
     URL in config.json, the maintain job syncs it too. Searching
     across the fleet comes next; for now the rows are there for SQL
-    (specs/INDEX.md section 9). Needs the postgres extra:
+    (specs/INDEX.md section 7). Needs the postgres extra:
     pip install 'memory-chain[postgres]'.
 
     \b

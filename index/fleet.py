@@ -19,7 +19,7 @@ run side by side; and the primary key (chain_id, seq) refuses a doubled memory.
 
 This is the first part of ADR 0003 (the rows and their sync); search over them,
 with the ranking of index/query.py behind a protocol, is the next. specs/INDEX.md
-section 9 documents the tables. psycopg 3 (the ``postgres`` extra) is imported
+section 7 documents the tables. psycopg 3 (the ``postgres`` extra) is imported
 here only, and only when a URL is given.
 """
 
@@ -47,7 +47,7 @@ __all__ = ["COLUMNS", "SCHEMA_VERSION", "FleetSync", "chains", "connect", "safe_
 #: The version of the tables below; a database made by another version is refused.
 SCHEMA_VERSION: Final = 1
 
-#: The columns of memory.db's ``memories`` a fleet keeps (specs/INDEX.md 9): all but
+#: The columns of memory.db's ``memories`` a fleet keeps (specs/INDEX.md 7.1): all but
 #: the usage statistics, which are each host's own, and ``about_read`` (the times a
 #: text speaks of are read as its row is made).
 COLUMNS: Final = tuple(

@@ -1,4 +1,4 @@
-"""A fleet's chains indexed into PostgreSQL (issue 29; index/fleet.py, specs/INDEX.md 9).
+"""A fleet's chains indexed into PostgreSQL (issue 29; index/fleet.py, specs/INDEX.md 7).
 
 Every test runs against a real server (Debian's postgresql, a temporary cluster on a
 loopback port: tests/helpers/postgres.py), each in a database of its own.
