@@ -357,14 +357,21 @@ def restore(seq: int | None, all_: bool, as_json: bool) -> None:
 @click.option(
     "--list", "list_", is_flag=True, help="Only list the chains the database holds, by agent."
 )
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Do not verify the chain first (by default what was added since the last verify "
+    "is checked, and a chain that does not verify is not synced).",
+)
 @json_option
-def index_cmd(url: str | None, rebuild: bool, list_: bool, as_json: bool) -> None:
+def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_json: bool) -> None:
     """Bring this chain into a fleet's index on PostgreSQL.
 
     Many agents, on many hosts, each sync their own chain into one database,
     every row keyed by its chain's id; run it as often as you like (only new
     entries are read) and from several processes at once. The database is a
-    cache, like memory.db: chain.jsonl and content/ are only read. With the
+    cache, like memory.db: chain.jsonl and content/ are only read, and a
+    chain that does not verify is not synced. With the
     URL in config.json, the maintain job syncs it too. Searching
     across the fleet comes next; for now the rows are there for SQL
     (specs/INDEX.md section 7). Needs the postgres extra:
@@ -395,7 +402,7 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, as_json: bool) -> Non
         return
     from memory_chain.chain.format.config import Layout
 
-    result = fleet.sync(url, Layout(data_dir()), rebuild=rebuild)
+    result = fleet.sync(url, Layout(data_dir()), rebuild=rebuild, verify=not no_verify)
     if as_json:
         emit_json({**result._fields(), "url": where})
         return

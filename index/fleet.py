@@ -34,7 +34,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
-from memory_chain.chain.format.errors import ChainStateError, InputError, OperationalError
+from memory_chain.chain.format.errors import (
+    ChainStateError,
+    InputError,
+    IntegrityError,
+    OperationalError,
+)
 from memory_chain.chain.format.values import Value
 
 from .sync import MEMORY_COLUMNS, IndexWarning, State, _blocks, _Builder, _open_chain, mismatch
@@ -206,6 +211,21 @@ def connect(url: str) -> psycopg.Connection[Any]:
     return conn
 
 
+def _verified(layout: Layout) -> None:
+    from memory_chain.chain.audit.verify_ledger import verify_ledger
+    from memory_chain.chain.store.ledger import Ledger
+
+    failure = verify_ledger(Ledger(layout.root), incremental=True).failure
+    if failure is not None:
+        raise IntegrityError(
+            f"the chain does not verify at seq {failure.seq} ({failure.reason}): refusing to "
+            "bring it into the fleet",
+            reason=failure.reason,
+            seq=failure.seq,
+            hint="run `memory-chain verify`; nothing was written to the fleet's database",
+        )
+
+
 def _genesis(fd: int) -> bytes:
     """The chain's first line (without its newline)."""
     head = b""
@@ -278,12 +298,24 @@ def _insert(
     return purged
 
 
-def sync(url: str, layout: Layout, *, rebuild: bool = False, now: int | None = None) -> FleetSync:
+def sync(
+    url: str,
+    layout: Layout,
+    *,
+    rebuild: bool = False,
+    verify: bool = True,
+    now: int | None = None,
+) -> FleetSync:
     """Bring the fleet database at ``url`` up to date with the chain of ``layout``: the
     lines it has not read yet, block by block; all of them again with ``rebuild``, or
-    when the chain no longer holds what was read (a warning says why)."""
+    when the chain no longer holds what was read (a warning says why). With ``verify``
+    the chain is verified first (incrementally, as ``context`` does): a chain that does
+    not verify is an IntegrityError and nothing reaches the database, since the people
+    who read a fleet's memories read them as the agents' own."""
     from memory_chain.chain.content.store import ContentStore
 
+    if verify:
+        _verified(layout)
     stamp = now if now is not None else time.time_ns() // 1000
     fd = _open_chain(layout)
     try:

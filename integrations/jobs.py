@@ -201,7 +201,7 @@ def _fleet(memory: Memory, url: str) -> dict[str, Any]:
     """Sync the chain into the fleet's PostgreSQL database (config.json index.url)."""
     from memory_chain.index.fleet import safe_url, sync
 
-    done = sync(url, memory.ledger.layout)
+    done = sync(url, memory.ledger.layout, verify=False)  # _maintain verified it just now
     return {"url": safe_url(url), "added": done.added, "memories": done.memories}
 
 

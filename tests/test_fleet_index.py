@@ -364,3 +364,27 @@ def test_doctor_says_how_much_of_the_chain_the_fleet_holds(cli: Cli, url: str) -
     down = fleet_check()
     assert down is not None and down["status"] == "warn"
     assert "cannot connect" in down["detail"]
+
+
+def test_a_chain_that_does_not_verify_is_not_brought_into_the_fleet(cli: Cli, url: str) -> None:
+    """A line edited after it was signed: `index` refuses (exit 1, one line), the fleet
+    holds nothing of it; with --no-verify the rows are read as they are."""
+    import json
+
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "Deploys go out on Tuesdays")
+    lines = cli.chain.read_bytes().splitlines(keepends=True)
+    entry = json.loads(lines[1])
+    entry["importance"] = 99 if entry["importance"] != 99 else 98
+    lines[1] = json.dumps(entry, separators=(",", ":"), sort_keys=True).encode() + b"\n"
+    cli.chain.write_bytes(b"".join(lines))
+    before = cli.chain.read_bytes()
+    refused = cli.run("index", "--url", url)
+    assert refused.code == 1
+    assert refused.err.startswith("error: the chain does not verify at seq 1")
+    assert "refusing to bring it into the fleet" in refused.err
+    assert fleet.chains(url) == []
+    assert cli.chain.read_bytes() == before
+    forced = cli.run("index", "--url", url, "--no-verify")
+    assert forced.code == 0, forced.err
+    assert _rows(url, "SELECT importance FROM mc_memories") == [(entry["importance"],)]
