@@ -25,9 +25,11 @@ here only, and only when a URL is given.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -182,8 +184,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
     try:
         conn = psycopg.connect(url, connect_timeout=10)
     except psycopg.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise OperationalError(f"cannot connect to {safe_url(url)}: {first}") from None
+        raise OperationalError(f"cannot connect to {safe_url(url)}: {_first_line(exc)}") from None
     try:
         try:  # the tables are there (one round trip), or made below
             row = conn.execute("SELECT version FROM mc_schema").fetchone()
@@ -205,10 +206,37 @@ def connect(url: str) -> psycopg.Connection[Any]:
                     f"the fleet database at {safe_url(url)} has tables of version {row[0]}; "
                     f"this memory-chain reads version {SCHEMA_VERSION}"
                 )
+    except psycopg.Error as exc:
+        conn.close()
+        raise OperationalError(
+            f"the fleet database at {safe_url(url)}: {_first_line(exc)}"
+        ) from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _session(url: str) -> Iterator[psycopg.Connection[Any]]:
+    """A connection (``connect``), closed after use; an error of the database's (a lost
+    connection, a permission refused) is a one-line OperationalError."""
+    import psycopg
+
+    conn = connect(url)
+    try:
+        yield conn
+    except psycopg.Error as exc:
+        raise OperationalError(
+            f"the fleet database at {safe_url(url)}: {_first_line(exc)}"
+        ) from None
+    finally:
+        conn.close()
 
 
 def _verified(layout: Layout) -> None:
@@ -321,8 +349,7 @@ def sync(
     try:
         chain_id = b3(_genesis(fd))
         store = ContentStore(layout.content)
-        conn = connect(url)
-        try:
+        with _session(url) as conn:
             added = purged = 0
             rebuilt, reason = False, "requested" if rebuild else None
             agent = ""
@@ -366,35 +393,27 @@ def sync(
                 "SELECT count(*) FROM mc_memories WHERE chain_id = %s", (chain_id,)
             ).fetchone()
             return FleetSync(chain_id, agent, added, row[0] if row else 0, rebuilt, reason, purged)
-        finally:
-            conn.close()
     finally:
         os.close(fd)
 
 
 def entries_of(url: str, chain_id: str) -> int | None:
     """How many entries of the chain ``chain_id`` the fleet database has read (None: none)."""
-    conn = connect(url)
-    try:
+    with _session(url) as conn:
         row = conn.execute("SELECT size FROM mc_chains WHERE chain_id = %s", (chain_id,)).fetchone()
-    finally:
-        conn.close()
     return None if row is None else int(row[0])
 
 
 def chains(url: str) -> list[dict[str, Any]]:
     """Each chain in the fleet database at ``url``: its id, agent, entries read, memories
     held (and how many of them are shown: active, with text), and when it was synced."""
-    conn = connect(url)
-    try:
+    with _session(url) as conn:
         rows = conn.execute(
             "SELECT c.chain_id, c.agent, c.size, c.synced_at, count(m.seq), "
             "count(m.seq) FILTER (WHERE m.status = 'active' AND m.content IS NOT NULL) "
             "FROM mc_chains c LEFT JOIN mc_memories m ON m.chain_id = c.chain_id "
             "GROUP BY c.chain_id ORDER BY c.agent, c.chain_id"
         ).fetchall()
-    finally:
-        conn.close()
     return [
         {
             "chain_id": r[0],

@@ -388,3 +388,25 @@ def test_a_chain_that_does_not_verify_is_not_brought_into_the_fleet(cli: Cli, ur
     forced = cli.run("index", "--url", url, "--no-verify")
     assert forced.code == 0, forced.err
     assert _rows(url, "SELECT importance FROM mc_memories") == [(entry["importance"],)]
+
+
+def test_a_database_that_refuses_the_tables_is_a_one_line_error(cli: Cli, url: str) -> None:
+    """A role that may connect but not create tables (PostgreSQL 15: only the database's
+    owner creates in its public schema): one line, exit 2, nothing written anywhere."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS reader")
+        conn.execute("CREATE ROLE reader LOGIN")
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "a memory")
+    before = cli.chain.read_bytes()
+    reader = url.replace("postgresql://mc@", "postgresql://reader@")
+    result = cli.run("index", "--url", reader)
+    assert result.code == 2
+    assert result.err.startswith("error: the fleet database at postgresql://reader@")
+    assert "permission denied" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert cli.chain.read_bytes() == before
+    assert _rows(url, "SELECT to_regclass('mc_chains')") == [(None,)]
