@@ -61,53 +61,28 @@ def server() -> Iterator[str]:
         os.chown(top, owner.pw_uid, owner.pw_gid)
     data, log = top / "data", top / "log"
     port = _free_port()
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "timeout": 120}
+
+    def run(*argv: str | Path, check: bool = True) -> None:
+        subprocess.run(
+            [*run_as, *map(str, argv)],
+            check=check,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+
+    initdb, pg_ctl = bindir / "initdb", bindir / "pg_ctl"
+    options = f"-p {port} -k {top} -c listen_addresses=127.0.0.1 -c fsync=off"
     try:
-        subprocess.run(
-            [
-                *run_as,
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-A",
-                "trust",
-                "-U",
-                USER,
-                "--no-sync",
-                "-E",
-                "UTF8",
-                "--no-locale",
-            ],
-            check=True,
-            **quiet,  # type: ignore[arg-type]
-        )
-        options = f"-p {port} -k {top} -c listen_addresses=127.0.0.1 -c fsync=off"
-        subprocess.run(
-            [
-                *run_as,
-                str(bindir / "pg_ctl"),
-                "-D",
-                str(data),
-                "-l",
-                str(log),
-                "-w",
-                "-o",
-                options,
-                "start",
-            ],
-            check=True,
-            **quiet,  # type: ignore[arg-type]
-        )
+        run(initdb, "-D", data, "-A", "trust", "-U", USER, "--no-sync", "-E", "UTF8", "--no-locale")
+        run(pg_ctl, "-D", data, "-l", log, "-w", "-o", options, "start")
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(top, ignore_errors=True)
         pytest.fail(f"could not start PostgreSQL: {exc.stderr.decode(errors='replace')}")
     try:
         yield f"postgresql://{USER}@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run(
-            [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-            **quiet,  # type: ignore[arg-type]
-        )
+        run(pg_ctl, "-D", data, "-m", "immediate", "stop", check=False)
         shutil.rmtree(top, ignore_errors=True)
 
 
