@@ -397,7 +397,8 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
         for c in found:
             click.echo(
                 f"{c['agent'] or '(unnamed)'}  {c['chain_id'][:19]}…  {c['entries']:,} entries  "
-                f"{_memories(c['memories'])} ({c['active']:,} shown)"
+                f"{_memories(c['memories'])} ({c['active']:,} shown, "
+                f"{c['approved']:,} approved in review)"
             )
         return
     from memory_chain.chain.format.config import Layout

@@ -406,11 +406,13 @@ def entries_of(url: str, chain_id: str) -> int | None:
 
 def chains(url: str) -> list[dict[str, Any]]:
     """Each chain in the fleet database at ``url``: its id, agent, entries read, memories
-    held (and how many of them are shown: active, with text), and when it was synced."""
+    held (how many of them are shown: active, with text; and how many a person approved
+    in review, ``meta.approved``, on whichever host), and when it was synced."""
     with _session(url) as conn:
         rows = conn.execute(
             "SELECT c.chain_id, c.agent, c.size, c.synced_at, count(m.seq), "
-            "count(m.seq) FILTER (WHERE m.status = 'active' AND m.content IS NOT NULL) "
+            "count(m.seq) FILTER (WHERE m.status = 'active' AND m.content IS NOT NULL), "
+            "count(m.approved) "
             "FROM mc_chains c LEFT JOIN mc_memories m ON m.chain_id = c.chain_id "
             "GROUP BY c.chain_id ORDER BY c.agent, c.chain_id"
         ).fetchall()
@@ -422,6 +424,7 @@ def chains(url: str) -> list[dict[str, Any]]:
             "synced_at": r[3],
             "memories": r[4],
             "active": r[5],
+            "approved": r[6],
         }
         for r in rows
     ]

@@ -127,16 +127,28 @@ def test_a_redaction_read_with_its_target_withdraws_the_text_at_once(
 
 
 def test_two_agents_share_one_database_keyed_by_chain(tmp_path: Path, url: str) -> None:
+    """Both listed, each with its own rows; a memory a person approved in review on
+    alpha's host (signed with ``approved`` in its meta) is counted for alpha, wherever the
+    list is read."""
     for name in ("alpha", "beta"):
-        _chain(tmp_path / name, name, [f"{name} remembers {n}" for n in range(3)]).close()
+        led = _chain(tmp_path / name, name, [f"{name} remembers {n}" for n in range(3)])
+        if name == "alpha":
+            led.add(
+                NewEntry(
+                    content=b"Deploys go out on Tuesdays",
+                    type="decision",
+                    meta={"origin": "agent", "approved": "2026-11-27"},
+                )
+            )
+        led.close()
         fleet.sync(url, Layout(tmp_path / name))
     listed = fleet.chains(url)
-    assert [(c["agent"], c["memories"], c["active"]) for c in listed] == [
-        ("alpha", 3, 3),
-        ("beta", 3, 3),
+    assert [(c["agent"], c["memories"], c["active"], c["approved"]) for c in listed] == [
+        ("alpha", 4, 4, 1),
+        ("beta", 3, 3, 0),
     ]
     per_chain = _rows(url, "SELECT chain_id, count(*) FROM mc_memories GROUP BY chain_id")
-    assert sorted(n for _, n in per_chain) == [3, 3]
+    assert sorted(n for _, n in per_chain) == [3, 4]
     assert len({c for c, _ in per_chain}) == 2
 
 

@@ -350,4 +350,4 @@ def test_run_a_fleet_section_runs(tmp_path: Path) -> None:
             held = conn.execute("SELECT content FROM mc_memories").fetchall()
     assert held == [("Staging runs on port 5433",)]
     assert "indexed 2 new entries of agent agent-a" in out  # the genesis and the fact
-    assert "agent-a  b3:" in out and "2 entries  1 memory (1 shown)" in out
+    assert "agent-a  b3:" in out and "2 entries  1 memory (1 shown, 0 approved in review)" in out
