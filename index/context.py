@@ -27,8 +27,9 @@ from memory_chain.chain.format.values import Record, Value
 
 from .db import Index
 from .integrity import Integrity
-from .query import _COLUMNS, Hit, filters, query_terms, score_row, text_parts
+from .query import Hit, query_terms, score_row, text_parts
 from .settings import Weights
+from .store import COLUMNS, Filter, SqliteStore
 from .sync import estimate_tokens
 
 __all__ = ["DEFAULT_BUDGET", "Context", "build_context"]
@@ -171,19 +172,20 @@ def build_context(
     head = header(integrity, state.agent)
     ctx = Context(integrity, state.agent, max_tokens, head, used=estimate_tokens(head))
     now = index.now()
-    where, params = filters(below=integrity.trusted_below)
-    params["cutoff"] = index.cutoff(now)
+    store = SqliteStore(index)
+    chosen = Filter(index.cutoff(now), below=integrity.trusted_below)
+    where, params = store.where(chosen)
     top_access = index.max_access()
 
     def hit(row: tuple[Any, ...], text_part: float = 0.0) -> Hit:
         return score_row(row, text_part, now=now, max_access=top_access, weights=w)
 
     order = "ORDER BY m.importance DESC, m.created DESC, m.seq DESC"
-    base = f"SELECT {_COLUMNS} FROM memories m WHERE {where}"
+    base = f"SELECT {COLUMNS} FROM memories m WHERE {where}"
 
     def pinned_by(index_name: str, which: str) -> list[tuple[Any, ...]]:
         # the partial index in score order (migration 0011): read 200, sort none
-        sql = f"SELECT {_COLUMNS} FROM memories m INDEXED BY {index_name} WHERE {where}"
+        sql = f"SELECT {COLUMNS} FROM memories m INDEXED BY {index_name} WHERE {where}"
         return _rows(index, f"{sql} AND {which} {order} LIMIT {MAX_PINNED}", params)
 
     identity = pinned_by("memories_identity", _IDENTITY)
@@ -193,7 +195,7 @@ def build_context(
     rest: dict[int, Hit] = {}
     terms = query_terms(query) if query else []
     if terms and query:
-        found, parts, _ = text_parts(index, query, terms, POOL, where, params)  # search's
+        found, parts, _ = text_parts(store, query, terms, POOL, chosen)  # search's
         for row in found:
             if row[0] not in pinned:
                 rest[row[0]] = hit(row, parts[row[0]])

@@ -38,9 +38,10 @@ from memory_chain.chain.format.patterns import lazy
 from memory_chain.chain.format.values import Record
 
 from .budget import pack
-from .db import Index, not_superseded, visible
+from .db import Index
 from .kinds import members
 from .settings import DAY_US, Weights
+from .store import Filter, SqliteStore, Store
 from .turns import Place, asks, spread, together
 from .verbs import past_forms
 
@@ -52,6 +53,7 @@ __all__ = [
     "elsewhere",
     "fts_query",
     "query_terms",
+    "rank",
     "search",
     "shown",
     "speakers",
@@ -150,7 +152,9 @@ class Hit(Record):
 
     __slots__ = (
         "access_count",
+        "agent",
         "approved",
+        "chain",
         "content_hash",
         "importance",
         "origin",
@@ -184,6 +188,8 @@ class Hit(Record):
     origin: str | None  # the signed ``origin`` member; None before provenance
     approved: str | None  # the signed ``approved`` date, when a person approved it
     superseded_by: int | None  # the seq of the entry that replaced this one
+    chain: str | None  # in a fleet (index/fleet_store.py): its chain's id; else None
+    agent: str | None  # and that chain's agent
 
     def __init__(
         self,
@@ -204,6 +210,8 @@ class Hit(Record):
         origin: str | None = None,
         approved: str | None = None,
         superseded_by: int | None = None,
+        chain: str | None = None,
+        agent: str | None = None,
     ) -> None:
         self.seq = seq
         self.type = type
@@ -222,6 +230,8 @@ class Hit(Record):
         self.origin = origin
         self.approved = approved
         self.superseded_by = superseded_by
+        self.chain = chain
+        self.agent = agent
 
     @property
     def role(self) -> str:
@@ -233,7 +243,10 @@ class Hit(Record):
         return "note"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = (
+            {} if self.chain is None else {"agent": self.agent, "chain": self.chain}
+        )
+        return out | {
             "seq": self.seq,
             "type": self.type,
             "tier": self.tier,
@@ -257,11 +270,6 @@ class Hit(Record):
 
 PARTS: Final = ("text", "recency", "importance", "access")
 
-_COLUMNS: Final = (
-    "m.seq, m.type, m.tier, m.source, m.ts, m.importance, m.status, m.session, "
-    "m.content_hash, m.content, m.tokens, m.access_count, m.created, m.origin, m.approved, "
-    "(SELECT min(sup.seq) FROM memories sup WHERE sup.supersedes = m.seq)"
-)
 #: A memory a later one replaced (shown only with include_superseded) counts this much.
 SUPERSEDED_FACTOR: Final = 0.5
 
@@ -280,7 +288,7 @@ def score_row(
     max_access: int,
     weights: Weights,
 ) -> Hit:
-    """A Hit for a row of _COLUMNS, scored."""
+    """A Hit for a row of index/store.py COLUMNS, scored."""
     rec = recency(row[12], now)
     imp = row[5] / 100
     acc = row[11] / max_access if max_access > 0 else 0.0
@@ -313,46 +321,6 @@ def score_row(
         row[14],
         row[15],
     )
-
-
-def filters(
-    *,
-    type_: str | None = None,
-    tier: str | None = None,
-    include_archived: bool = False,
-    include_superseded: bool = False,
-    below: int | None = None,
-    source: str | None = None,
-    since: int | None = None,
-    until: int | None = None,
-) -> tuple[str, dict[str, Any]]:
-    """SQL condition on memories ``m`` and its parameters (:cutoff is the caller's)."""
-    if include_archived:
-        where = "m.status IN ('active', 'archived', 'expired') AND m.content IS NOT NULL"
-        if not include_superseded:
-            where += f" AND {not_superseded('m')}"
-    else:
-        where = visible("m", include_superseded=include_superseded)
-    params: dict[str, Any] = {}
-    if type_ is not None:
-        where += " AND m.type = :type"
-        params["type"] = type_
-    if tier is not None:
-        where += " AND m.tier = :tier"
-        params["tier"] = tier
-    if below is not None:
-        where += " AND m.seq < :below"
-        params["below"] = below
-    if source is not None:
-        where += " AND m.source = :source"
-        params["source"] = source
-    if since is not None:  # created at or after (µs since the epoch)
-        where += " AND m.created >= :since"
-        params["since"] = since
-    if until is not None:  # created before
-        where += " AND m.created < :until"
-        params["until"] = until
-    return where, params
 
 
 #: Names are taken from this many best matches, and what they find counts this much.
@@ -402,36 +370,6 @@ def _normalised(found: list[tuple[tuple[Any, ...], float]], floor: float = 0.0) 
     if best <= 0:
         best = 1.0
     return {row[0]: max(b, 0.0) / best for row, b in found}
-
-
-def matches(
-    index: Index, terms: list[str], pool: int, where: str, params: dict[str, Any]
-) -> tuple[list[tuple[tuple[Any, ...], float]], int]:
-    """The ``pool`` best matches by bm25 of ``terms`` ORed that pass ``where``, and how
-    many were looked at.
-
-    Returns (row of _COLUMNS, bm25 with its sign flipped) pairs, best first.
-    When fewer than ``pool`` were looked at, there are no more matches. A query
-    with a word in more than topk.BOUND memories is ranked at a cost bounded by
-    the pool (index/topk.py); any other by FTS5's bm25.
-    """
-    from . import topk
-
-    ranked = topk.best(index.conn, "memories_fts", terms, pool)
-    if ranked is not None:
-        found, cut = ranked
-        top = found[:pool]
-        got = {r[0]: r for r in _rows_by_seq(index, [s for s, _ in top], where, params, flag=True)}
-        kept = [(got[s][:16], b) for s, b in top if s in got and got[s][16]]
-        return kept, pool if cut else len(top)
-    rows = index.conn.execute(
-        f"SELECT {_COLUMNS}, f.b, {where} FROM ("
-        "  SELECT rowid AS id, -bm25(memories_fts) AS b FROM memories_fts"
-        "  WHERE memories_fts MATCH :match ORDER BY rank LIMIT :pool"
-        ") f JOIN memories m ON m.seq = f.id ORDER BY f.b DESC, m.seq DESC",
-        {**params, "match": " OR ".join(topk.phrase(t) for t in terms), "pool": pool},
-    ).fetchall()
-    return [(r[:16], r[16]) for r in rows if r[17]], len(rows)
 
 
 #: Semantic recall (index/vectors.py, when on): the memories nearest the query by cosine
@@ -551,90 +489,69 @@ def read_times(index: Index) -> int:
 
 
 def time_parts(
-    index: Index, query: str, pool: int, where: str, params: dict[str, Any]
+    store: Store, query: str, pool: int, where: Filter
 ) -> tuple[dict[int, float], list[tuple[Any, ...]]]:
-    """seq -> time part of the memories that speak of (or were said on) the days ``query``
-    asks about, and the rows of _COLUMNS of the ``pool`` newest of them; ({}, []) when the
-    query names no day."""
+    """id -> time part of the memories that speak of (or were said on) the days ``query``
+    asks about, and the rows of the ``pool`` newest of them; ({}, []) when the query
+    names no day."""
     from datetime import UTC, datetime
 
     from .timeref import asked_about
 
-    today = datetime.fromtimestamp(index.now() / 1_000_000, UTC).date()
+    today = datetime.fromtimestamp(store.now() / 1_000_000, UTC).date()
     asked = asked_about(query, today)
     if asked is None:
         return {}, []
-    read_times(index)
     lo, hi = asked[0].isoformat(), asked[1].isoformat()
-    found = index.conn.execute(
-        "SELECT seq, about_from, about_to, said FROM memories "
-        "WHERE (about_from <= :hi AND about_to >= :lo) OR (said BETWEEN :lo AND :hi) "
-        "ORDER BY seq DESC LIMIT :pool",
-        {"lo": lo, "hi": hi, "pool": pool},
-    ).fetchall()
     parts: dict[int, float] = {}
-    for seq, a, b, said in found:
+    for seq, a, b, said in store.dated(lo, hi, pool):
         if a is not None and a <= hi and b >= lo:
             parts[seq] = 1.0 if lo <= a and b <= hi else 0.5
         elif said is not None and lo <= said <= hi:
             parts[seq] = 0.5
-    return parts, _rows_by_seq(index, list(parts), where, params)
+    return parts, store.rows(list(parts), where)
 
 
-def _rows_by_seq(
-    index: Index, seqs: list[int], where: str, params: dict[str, Any], *, flag: bool = False
-) -> list[tuple[Any, ...]]:
-    """The rows of _COLUMNS of these memories that pass ``where`` (with ``flag``: of all
-    of them, each followed by whether it passes)."""
-    if not seqs:
-        return []
-    # ``where`` takes named parameters, which cannot mix with "?": the seqs are integers
-    listed = ", ".join(str(int(s)) for s in seqs)
-    rows = index.conn.execute(
-        f"SELECT {_COLUMNS}, {where} FROM memories m WHERE m.seq IN ({listed})", params
-    ).fetchall()
-    return rows if flag else [r[:16] for r in rows if r[16]]
-
-
-def once(hits: list[Hit]) -> list[Hit]:
+def once(hits: list[Hit], store: Store | None = None) -> list[Hit]:
     """``hits`` with each text once: the best ranked of memories with the same content
-    (the same words added twice, in two sessions) stands for all of them."""
-    seen: set[str] = set()
+    (the same words added twice, in two sessions) stands for all of them; in a fleet,
+    once per chain (``store.chain_of``)."""
+    seen: set[tuple[int, str]] = set()
     out = []
     for h in hits:
-        if h.content_hash not in seen:
-            seen.add(h.content_hash)
+        key = (0 if store is None else store.chain_of(h.seq), h.content_hash)
+        if key not in seen:
+            seen.add(key)
             out.append(h)
     return out
 
 
 def text_parts(
-    index: Index,
+    store: Store,
     query: str,
     terms: list[str],
     pool: int,
-    where: str,
-    params: dict[str, Any],
+    where: Filter,
 ) -> tuple[list[tuple[Any, ...]], dict[int, float], int]:
-    """The candidates for ``query`` that pass ``where`` (rows of _COLUMNS), the text part
-    of each (seq -> part), and how many bm25 matches were looked at (fewer than ``pool``:
-    there are no more). One ranking for every door (search, context --query, the prompt
-    hook, MCP, the API; issue 25):
+    """The candidates for ``query`` that pass ``where`` (rows of index/store.py COLUMNS),
+    the text part of each (id -> part), and how many bm25 matches were looked at (fewer
+    than ``pool``: there are no more). One ranking for every door (search, context
+    --query, the prompt hook, MCP, the API; issue 25):
 
     the ``pool`` best bm25 matches of ``terms`` (``query_terms(query)``), the
     memories their names link to (multi-hop), with vectors the nearest memories (fused),
     and, when the query names days, the memories that speak of them.
     """
-    found, seen = matches(index, terms, pool, where, params)
+    found, seen = store.matches(terms, pool, where)
     rows = {row[0]: row for row, _ in found}
-    floor = bm25_floor(index)
+    floor = store.floor()
     parts = _normalised(found, floor)
 
     def widened(extra: list[str], weight: float) -> None:
         """The query's words and ``extra`` searched together: what that finds joins the
         candidates, its text part at least ``weight`` x its normalised bm25 there."""
         nonlocal parts
-        more, _ = matches(index, terms + extra, pool, where, params)
+        more, _ = store.matches(terms + extra, pool, where)
         second = _normalised(more, floor)
         for row, _ in more:
             rows.setdefault(row[0], row)
@@ -652,21 +569,21 @@ def text_parts(
         # a kind in the query ("what instrument") finds the memories that name one of its
         # members ("double bass"), ranked below what matched (index/kinds.py)
         widened(kinds, KIND_WEIGHT)
-    near = semantic_parts(index, query, max(VEC_POOL, pool))
+    near = store.semantic(query, max(VEC_POOL, pool))
     if near:
-        for row in _rows_by_seq(index, [s for s in near if s not in rows], where, params):
+        for row in store.rows([s for s in near if s not in rows], where):
             rows[row[0]] = row
         parts = {seq: fuse(parts.get(seq, 0.0), near.get(seq, 0.0)) for seq in rows}
-    when, dated = time_parts(index, query, max(VEC_POOL, pool), where, params)
+    when, dated = time_parts(store, query, max(VEC_POOL, pool), where)
     if when:
         for row in dated:
             rows.setdefault(row[0], row)
         parts = {s: parts.get(s, 0.0) + TIME_WEIGHT * when.get(s, 0.0) for s in rows}
     parts = {s: parts.get(s, 0.0) for s in rows}
-    neighbours(index, rows, parts, where, params)
+    neighbours(store, rows, parts, where)
     names = _named(query) if SPEAKER_FACTOR < 1 else []
     if names and any(_LABEL.match(row[9] or "") for row in rows.values()):
-        for seq in elsewhere(index, names, {s: row[7] for s, row in rows.items()}):
+        for seq in elsewhere(store, names, {s: row[7] for s, row in rows.items()}):
             parts[seq] *= SPEAKER_FACTOR
     return list(rows.values()), parts, seen
 
@@ -695,7 +612,7 @@ def _named(query: str) -> list[str]:
     return list(dict.fromkeys(n for n in _CAPITAL.findall(query) if n.casefold() not in STOP_WORDS))
 
 
-def elsewhere(index: Index, names: list[str], sessions: dict[int, Any]) -> set[int]:
+def elsewhere(store: Store, names: list[str], sessions: dict[int, Any]) -> set[int]:
     """The seqs of ``sessions`` (seq -> its session) with no turn of one of ``names`` (a
     memory that begins with the name, any case, and a colon) in the same session within
     SPEAKER_WINDOW by seq; none when no candidate has such a turn near it."""
@@ -711,11 +628,7 @@ def elsewhere(index: Index, names: list[str], sessions: dict[int, Any]) -> set[i
             spans.append([lo, hi])
     spoken: dict[Any, list[int]] = {}
     for lo, hi in spans:
-        for seq, session, head in index.conn.execute(
-            "SELECT seq, session, substr(content, 1, 64) FROM memories "
-            "WHERE seq BETWEEN ? AND ? AND content IS NOT NULL",
-            (lo, hi),
-        ):
+        for seq, session, head in store.heads(lo, hi):
             label = _LABEL.match(head)
             if label is not None and label.group()[:-1].casefold() in wanted:
                 spoken.setdefault(session, []).append(seq)
@@ -747,27 +660,18 @@ ASKED_FACTOR: float = 0.4
 CHAIN_WEIGHT: float = 0.3
 
 
-def _after(index: Index, seqs: list[int]) -> dict[int, tuple[int, Any, str | None]]:
-    """seq -> (the next memory's seq, whether the two are turns of one conversation, the
+def _after(store: Store, seqs: list[int]) -> dict[int, tuple[int, Any, str | None]]:
+    """id -> (the next memory's id, whether the two are turns of one conversation, the
     next memory's text) for each of ``seqs`` that has a next memory."""
-    if not seqs:
-        return {}
-    listed = ", ".join(str(int(s)) for s in seqs)
-    pairs = index.conn.execute(
-        "SELECT m.seq, m.session, m.said, m.created, n.seq, n.session, n.said, n.created, "
-        "n.content FROM memories m JOIN memories n ON n.seq = "
-        "(SELECT min(x.seq) FROM memories x WHERE x.seq > m.seq) "
-        f"WHERE m.seq IN ({listed})"
-    ).fetchall()
+    pairs = store.after(seqs)
     return {r[0]: (r[4], together(r[1:4], r[5:8]), r[8]) for r in pairs}
 
 
 def neighbours(
-    index: Index,
+    store: Store,
     rows: dict[int, tuple[Any, ...]],
     parts: dict[int, float],
-    where: str,
-    params: dict[str, Any],
+    where: Filter,
 ) -> None:
     """The replies to the best candidates join the candidates, in place (see NEXT_WEIGHT
     and CHAIN_WEIGHT); every candidate that asks keeps ASKED_FACTOR of its own part."""
@@ -785,7 +689,7 @@ def neighbours(
             gains[seq] = max(gains.get(seq, 0.0), value)
 
     questions = [s for s in best if asks(rows[s][9] or "")]
-    for seq, (reply, joined, _) in _after(index, questions).items():
+    for seq, (reply, joined, _) in _after(store, questions).items():
         if joined:
             gain(reply, NEXT_WEIGHT * own[seq])
     # a statement, a question about it, the answer: "my car broke down" / "what
@@ -793,27 +697,27 @@ def neighbours(
     statements = [s for s in best if s not in questions]
     asked_next = {
         seq: follow
-        for seq, (follow, joined, text) in _after(index, statements).items()
+        for seq, (follow, joined, text) in _after(store, statements).items()
         if joined and text is not None and asks(text)
     }
-    for follow, (reply, joined, _) in _after(index, list(asked_next.values())).items():
+    for follow, (reply, joined, _) in _after(store, list(asked_next.values())).items():
         if joined:
             for seq in (s for s, f in asked_next.items() if f == follow):
                 gain(reply, CHAIN_WEIGHT * own[seq])
     new = [s for s in gains if s not in rows]
-    rows.update((r[0], r) for r in _rows_by_seq(index, new, where, params))
+    rows.update((r[0], r) for r in store.rows(new, where))
     for reply, value in gains.items():
         if reply in rows:
             parts[reply] = max(parts.get(reply, 0.0), value)
 
 
-def shown(index: Index, page: list[Hit]) -> list[Hit]:
+def shown(store: Store, page: list[Hit]) -> list[Hit]:
     """A page of hits in the order to show them: the best turn of each session first
     (``spread_order``)."""
-    return [page[i] for i in spread_order(index, [h.seq for h in page])]
+    return [page[i] for i in spread_order(store, [h.seq for h in page])]
 
 
-def spread_order(index: Index, seqs: list[int | None]) -> list[int]:
+def spread_order(store: Store | Index, seqs: list[int | None]) -> list[int]:
     """index/turns.py ``spread`` of a page of results, each a chain memory (its seq) or
     not (None: a workspace entry, which names no session). A memory without a session
     counts as a turn there (its seq handed on) when its text opens with a speaker's
@@ -822,13 +726,11 @@ def spread_order(index: Index, seqs: list[int | None]) -> list[int]:
     search is reordered on its own."""
     if len(seqs) < 3:
         return list(range(len(seqs)))
-    listed = ", ".join(str(int(s)) for s in seqs if s is not None)
+    if isinstance(store, Index):
+        store = SqliteStore(store)
     places: dict[int, Place] = {}
     turns: set[int] = set()
-    for seq, session, said, created, head in index.conn.execute(
-        "SELECT seq, session, said, created, substr(content, 1, 64) FROM memories "
-        f"WHERE seq IN ({listed or -1})"
-    ):
+    for seq, session, said, created, head in store.places([s for s in seqs if s is not None]):
         places[seq] = (session, said, created)
         if session is None and head is not None and _LABEL.match(head):
             turns.add(seq)
@@ -856,9 +758,45 @@ def search(
     until: int | None = None,
     offset: int = 0,
 ) -> list[Hit]:
-    """The best memories for ``query``, within ``limit`` and ``max_tokens``, after the
-    first ``offset`` (paging); ``source`` and the creation time (``since`` <= created <
-    ``until``, µs) filter.
+    """The best memories of memory.db for ``query`` (``rank``)."""
+    return rank(
+        SqliteStore(index),
+        query,
+        limit=limit,
+        max_tokens=max_tokens,
+        type_=type_,
+        tier=tier,
+        include_archived=include_archived,
+        include_superseded=include_superseded,
+        weights=weights,
+        record=record,
+        source=source,
+        since=since,
+        until=until,
+        offset=offset,
+    )
+
+
+def rank(
+    store: Store,
+    query: str,
+    *,
+    limit: int = 10,
+    max_tokens: int | None = None,
+    type_: str | None = None,
+    tier: str | None = None,
+    include_archived: bool = False,
+    include_superseded: bool = False,
+    weights: Weights | None = None,
+    record: bool = True,
+    source: str | None = None,
+    since: int | None = None,
+    until: int | None = None,
+    offset: int = 0,
+) -> list[Hit]:
+    """The best memories of ``store`` for ``query``, within ``limit`` and ``max_tokens``,
+    after the first ``offset`` (paging); ``source`` and the creation time (``since`` <=
+    created < ``until``, µs) filter.
 
     Candidates are the best matches by bm25 (at least 20, twice ``limit``),
     ranked by the hybrid score and packed into the budget; when filters or
@@ -869,8 +807,10 @@ def search(
     terms = query_terms(query)
     if not terms or limit <= 0:
         return []
-    w = weights_for(query, weights, index.settings.weights)
-    where, params = filters(
+    w = weights_for(query, weights, store.weights)
+    now = store.now()
+    where = Filter(
+        store.cutoff(now),
         type_=type_,
         tier=tier,
         include_archived=include_archived,
@@ -880,22 +820,20 @@ def search(
         until=until,
     )
     want = limit + max(offset, 0)
-    now = index.now()
-    params["cutoff"] = index.cutoff(now)
-    top_access = index.max_access()
+    top_access = store.max_access()
     pool = max(20, 2 * want)
     while True:
-        found, parts, seen = text_parts(index, query, terms, pool, where, params)
+        found, parts, seen = text_parts(store, query, terms, pool, where)
         hits = [
             score_row(row, parts[row[0]], now=now, max_access=top_access, weights=w)
             for row in found
         ]
         hits.sort(key=lambda h: (-h.score, -h.seq))
-        chosen = pack(once(hits), lambda h: h.tokens, budget=max_tokens, limit=want)
+        chosen = pack(once(hits, store), lambda h: h.tokens, budget=max_tokens, limit=want)
         if len(chosen) >= want or seen < pool:
             break
         pool *= 4
-    chosen = shown(index, chosen[max(offset, 0) :])
+    chosen = shown(store, chosen[max(offset, 0) :])
     if record and chosen:
-        index.record_access(h.seq for h in chosen)
+        store.record_access(h.seq for h in chosen)
     return chosen
