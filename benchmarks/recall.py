@@ -393,6 +393,30 @@ def run(part: str, *, semantic: bool = False, count: int = 60) -> tuple[Tally, T
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def ask_fleet(built: list[Built], url: str, same: list[int] | None = None) -> Tally:
+    """Each question asked of the conversation's chain in a fleet's PostgreSQL at ``url``
+    (issue 29: index/fleet_store.py, the ranking of memory.db over the fleet's rows): each
+    chain is synced there first. ``same`` gets [questions whose first 10 are memory.db's
+    first 10 in the same order, questions]."""
+    from memory_chain.chain.format.config import Layout
+    from memory_chain.index import fleet, fleet_store
+
+    tally = Tally()
+    for b in built:
+        synced = fleet.sync(url, Layout(b.root), verify=False)
+        with Index.open(b.root) as index:
+            index.catch_up = None
+            for q in b.conv.questions:
+                hits = fleet_store.search(url, q.text, agents=[synced.chain_id], limit=10)
+                found = [b.by_seq[h.seq] for h in hits if h.seq in b.by_seq]
+                tally.add(q.kind, *_recalls(found, q.evidence, b.session_of))
+                if same is not None:
+                    ours = [h.seq for h in search(index, q.text, limit=10, record=False)]
+                    same[0] += ours == [h.seq for h in hits]
+                    same[1] += 1
+    return tally
+
+
 def ask_raw(built: list[Built], among: list[Built] | None = None) -> Tally:
     """Raw bm25 over each conversation's turns, or over the turns of all of ``among``
     (one store of several conversations)."""
@@ -544,6 +568,12 @@ def main() -> None:
         action="store_true",
         help="add each turn with no meta (no session, no day): only its text and its order",
     )
+    p.add_argument(
+        "--url",
+        metavar="URL",
+        help="also ask each chain synced into the fleet database at this postgresql:// URL "
+        "(issue 29: the same ranking over PostgreSQL); lexical only",
+    )
     args = p.parse_args()
     global BARE
     BARE = args.bare
@@ -565,9 +595,14 @@ def main() -> None:
                     "raw bm25": ask_raw(mine, built),
                     "lexical": ask(mine, semantic=False),
                 }
+                same = [0, 0]
+                if args.url:
+                    rows["fleet"] = ask_fleet(mine, args.url, same)
                 if args.semantic:
                     rows["semantic"] = ask(mine, semantic=True, misses=args.misses)
                 print(table(f"{name}, among {len(built)} conversations", rows))
+                if args.url:
+                    print(f"\nfleet: memory.db's first 10 in {same[0]} of {same[1]} questions")
                 print()
             return
         if args.one_store:
@@ -579,12 +614,19 @@ def main() -> None:
         for part in parts:
             built = build(part, tmp, semantic=args.semantic, haystack=args.haystack)
             rows = {"raw bm25": ask_raw(built), "lexical": ask(built, semantic=False)}
+            same = [0, 0]
+            if args.url:
+                rows["fleet"] = ask_fleet(built, args.url, same)
             if args.semantic:
                 rows["semantic"] = ask(built, semantic=True, misses=args.misses)
             elif args.misses:
                 ask(built, semantic=False, misses=True)
             turns = sum(len(b.conv.turns) for b in built)
             print(table(f"{part}, {len(built)} conversations, {turns} turns", rows))
+            if args.url:
+                print(
+                    f"\nfleet: the same first 10 as memory.db in {same[0]} of {same[1]} questions"
+                )
             print()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -42,6 +42,55 @@ def _weights(text: str | None) -> Any:
     return parse_weights(text)
 
 
+def _fleet_search(
+    query: str,
+    url: str | None,
+    agents: list[str] | None,
+    *,
+    as_json: bool,
+    since: Any,
+    until: Any,
+    scope: str | None,
+    **given: Any,
+) -> None:
+    """``search --fleet``: the fleet's chains (index/fleet_store.py), not this directory."""
+    import os
+
+    from memory_chain.chain.format.errors import InputError
+    from memory_chain.index import fleet, fleet_store
+
+    if scope is not None:
+        raise InputError("--scope searches a workspace, which a fleet search does not read")
+    url = url or os.environ.get("MEMORY_CHAIN_INDEX_URL") or fleet.configured_url(data_dir())
+    day = 86_400_000_000
+    hits = fleet_store.search(
+        url,
+        query,
+        agents=agents,
+        since=_micros(since) if since else None,
+        until=_micros(until) + day if until else None,
+        **given,
+    )
+    if as_json:
+        emit_json([h.as_dict() for h in hits])
+        return
+    from .plain import _preview
+
+    for h in hits:
+        mark = "" if h.status == "active" else f" [{h.status}]"
+        click.echo(
+            f"{h.agent or '(unnamed)'}:{h.seq}  {h.score:.3f}  provable {h.type}/{h.tier}{mark}  "
+            f"{_preview(h.text)}"
+        )
+
+
+def _micros(day: Any) -> int:
+    """A --since or --until day (a datetime at midnight, UTC) in µs since the epoch."""
+    from datetime import UTC
+
+    return int(day.replace(tzinfo=UTC).timestamp()) * 1_000_000
+
+
 def weights_option(f: Any) -> Any:
     return click.option(
         "--weights",
@@ -93,6 +142,26 @@ def weights_option(f: Any) -> Any:
     default=0,
     help="Skip this many results first (the next page: --offset 10).",
 )
+@click.option(
+    "--fleet",
+    is_flag=True,
+    help="Search the fleet's PostgreSQL database (every agent's chain synced there by "
+    "`memory-chain index`) instead of this directory; its URL as `index` finds it.",
+)
+@click.option(
+    "--url",
+    metavar="URL",
+    default=None,
+    help="The fleet database to search (implies --fleet).",
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="NAME",
+    help="With --fleet: only this agent's chain (a name, or a chain id of 8 characters or "
+    "more); again for more.",
+)
 @weights_option
 @workspace_options
 @dir_option
@@ -110,6 +179,9 @@ def search(
     since: Any,
     until: Any,
     offset: int,
+    fleet: bool,
+    url: str | None,
+    agents: tuple[str, ...],
     weights: str | None,
     as_json: bool,
 ) -> None:
@@ -125,12 +197,41 @@ def search(
     --type, --tier and --source search the chain only, --scope the
     workspace only; --since and --until filter both by date.
 
+    With --fleet, the chains of every agent (or of --agent) in the fleet's
+    database are searched instead, ranked as each memory.db ranks, and each
+    result names its agent; the workspace is not searched.
+
     \b
     Example:
         memory-chain search "package manager"
         memory-chain search deploy --type decision --max-tokens 500 --json
         memory-chain search release --since 2026-11-01 --offset 10
+        memory-chain search "staging database" --fleet --agent reviewer
     """
+    if fleet or url is not None:
+        _fleet_search(
+            query,
+            url,
+            list(agents) or None,
+            as_json=as_json,
+            limit=limit,
+            max_tokens=max_tokens,
+            type_=type_,
+            tier=tier,
+            include_archived=include_archived,
+            include_superseded=include_superseded,
+            weights=_weights(weights),
+            source=source,
+            since=since,
+            until=until,
+            offset=offset,
+            scope=scope,
+        )
+        return
+    if agents:
+        from memory_chain.chain.format.errors import InputError
+
+        raise InputError("--agent names a chain of the fleet: give --fleet too")
     from .plain import search_text
 
     text, note = search_text(
@@ -372,10 +473,10 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
     entries are read) and from several processes at once. The database is a
     cache, like memory.db: chain.jsonl and content/ are only read, and a
     chain that does not verify is not synced. With the
-    URL in config.json, the maintain job syncs it too. Searching
-    across the fleet comes next; for now the rows are there for SQL
-    (specs/INDEX.md section 7). Needs the postgres extra:
-    pip install 'memory-chain[postgres]'.
+    URL in config.json, the maintain job syncs it too. `memory-chain
+    search QUERY --fleet` then searches every agent's memories there,
+    ranked as memory.db ranks (specs/INDEX.md section 7). Needs the
+    postgres extra: pip install 'memory-chain[postgres]'.
 
     \b
     Example:

@@ -45,14 +45,16 @@ from memory_chain.chain.format.errors import (
 from memory_chain.chain.format.values import Value
 
 from .sync import MEMORY_COLUMNS, IndexWarning, State, _blocks, _Builder, _open_chain, mismatch
+from .words import Counted, Words, term_id
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["COLUMNS", "SCHEMA_VERSION", "FleetSync", "chains", "connect", "safe_url", "sync"]
 
-#: The version of the tables below; a database made by another version is refused.
-SCHEMA_VERSION: Final = 1
+#: The version of the tables below. A database of version 1 (rows without words) has its
+#: tables made again: each chain is read again at its next sync.
+SCHEMA_VERSION: Final = 2
 
 #: The columns of memory.db's ``memories`` a fleet keeps (specs/INDEX.md 7.1): all but
 #: the usage statistics, which are each host's own, and ``about_read`` (the times a
@@ -65,20 +67,33 @@ COLUMNS: Final = tuple(
 _KEEP: Final = tuple(MEMORY_COLUMNS.index(c) for c in COLUMNS)
 _SEQ, _CONTENT = COLUMNS.index("seq"), COLUMNS.index("content")
 
+#: A memory's id in the fleet: its chain's number (``mc_chains.num``) times 2**SHIFT
+#: plus its seq; one chain's memories are neighbours by id as by seq (index/store.py).
+SHIFT: Final = 40
+
+
+def span(num: int) -> tuple[int, int]:
+    """The ids of chain ``num``'s memories: lo <= id < hi."""
+    return num << SHIFT, (num + 1) << SHIFT
+
+
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS mc_schema (version integer NOT NULL)",
     """CREATE TABLE IF NOT EXISTS mc_chains (
         chain_id text PRIMARY KEY,
+        num integer GENERATED ALWAYS AS IDENTITY UNIQUE,
         agent text NOT NULL,
         size bigint NOT NULL,
         "offset" bigint NOT NULL,
         last_offset bigint NOT NULL,
         head text,
         built_at bigint NOT NULL,
-        synced_at bigint NOT NULL
+        synced_at bigint NOT NULL,
+        fts_rows bigint NOT NULL DEFAULT 0,
+        fts_tokens bigint NOT NULL DEFAULT 0
     )""",
     """CREATE TABLE IF NOT EXISTS mc_memories (
-        chain_id text NOT NULL REFERENCES mc_chains (chain_id) ON DELETE CASCADE,
+        id bigint PRIMARY KEY,
         seq bigint NOT NULL,
         hash text NOT NULL,
         ts text NOT NULL,
@@ -100,11 +115,31 @@ _SCHEMA: Final = (
         said text NOT NULL,
         about_from text,
         about_to text,
-        PRIMARY KEY (chain_id, seq)
+        words integer NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS mc_memories_created ON mc_memories (created)",
-    "CREATE INDEX IF NOT EXISTS mc_memories_hash ON mc_memories (hash)",
+    "CREATE INDEX IF NOT EXISTS mc_memories_said ON mc_memories (said)",
+    "CREATE INDEX IF NOT EXISTS mc_memories_about ON mc_memories (about_from) "
+    "WHERE about_from IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS mc_memories_supersedes ON mc_memories "
+    f"((id >> {SHIFT}), supersedes) WHERE supersedes IS NOT NULL",
+    """CREATE TABLE IF NOT EXISTS mc_postings (
+        term bigint NOT NULL,
+        id bigint NOT NULL,
+        tf integer NOT NULL,
+        len integer NOT NULL,
+        PRIMARY KEY (term, id) INCLUDE (tf, len)
+    )""",
+    "CREATE INDEX IF NOT EXISTS mc_postings_id ON mc_postings USING brin (id)",
+    """CREATE TABLE IF NOT EXISTS mc_df (
+        term bigint NOT NULL,
+        num integer NOT NULL,
+        df integer NOT NULL,
+        PRIMARY KEY (term, num)
+    )""",
 )
+#: The tables of version 1, dropped when a database of that version is opened.
+_OLD: Final = ("mc_memories", "mc_chains")
 #: The advisory lock that serialises creating the tables (CREATE TABLE IF NOT EXISTS
 #: run by two sessions at once can fail on the catalog's unique index).
 _SCHEMA_LOCK: Final = 0x6D635F666C656574  # "mc_fleet"
@@ -196,9 +231,23 @@ def connect(url: str) -> psycopg.Connection[Any]:
             return conn
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            row = None
+            made = conn.execute("SELECT to_regclass('mc_schema') IS NOT NULL").fetchone()
+            if made is not None and made[0]:
+                row = conn.execute("SELECT version FROM mc_schema").fetchone()
+            if row is not None and row[0] == 1:  # a cache: made again, read again
+                warnings.warn(
+                    f"the fleet database at {safe_url(url)} has tables of version 1: they "
+                    "are made again, and each chain is read again at its next sync",
+                    IndexWarning,
+                    stacklevel=2,
+                )
+                for table in _OLD:
+                    conn.execute(f"DROP TABLE {table}")
+                conn.execute("UPDATE mc_schema SET version = %s", (SCHEMA_VERSION,))
+                row = (SCHEMA_VERSION,)
             for statement in _SCHEMA:
                 conn.execute(statement)
-            row = conn.execute("SELECT version FROM mc_schema").fetchone()
             if row is None:
                 conn.execute("INSERT INTO mc_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
             elif row[0] != SCHEMA_VERSION:
@@ -265,34 +314,85 @@ def _genesis(fd: int) -> bytes:
     return head.split(b"\n", 1)[0]
 
 
-def _state(conn: psycopg.Connection[Any], chain_id: str) -> State | None:
+def _state(conn: psycopg.Connection[Any], chain_id: str) -> tuple[State, int] | None:
+    """The chain's sync state and number, if it has a row."""
     row = conn.execute(
-        'SELECT size, "offset", last_offset, head, chain_id, agent, built_at '
+        'SELECT size, "offset", last_offset, head, chain_id, agent, built_at, num '
         "FROM mc_chains WHERE chain_id = %s",
         (chain_id,),
     ).fetchone()
-    return None if row is None else State(*row)
+    return None if row is None else (State(*row[:7]), row[7])
 
 
-def _write_state(conn: psycopg.Connection[Any], s: State, now: int) -> None:
-    conn.execute(
+def _write_state(conn: psycopg.Connection[Any], s: State, now: int) -> int:
+    """Write the chain's sync state; its number (given on its first write)."""
+    row = conn.execute(
         'INSERT INTO mc_chains (chain_id, agent, size, "offset", last_offset, head, built_at, '
         "synced_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (chain_id) DO UPDATE "
         'SET agent = excluded.agent, size = excluded.size, "offset" = excluded."offset", '
         "last_offset = excluded.last_offset, head = excluded.head, "
-        "built_at = excluded.built_at, synced_at = excluded.synced_at",
+        "built_at = excluded.built_at, synced_at = excluded.synced_at RETURNING num",
         (s.chain_id, s.agent or "", s.size, s.offset, s.last_offset, s.head, s.built_at, now),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _drop_rows(conn: psycopg.Connection[Any], num: int) -> None:
+    """Every row of chain ``num`` but its ``mc_chains`` row (which keeps its number)."""
+    lo, hi = span(num)
+    conn.execute("DELETE FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi))
+    conn.execute("DELETE FROM mc_postings WHERE id >= %s AND id < %s", (lo, hi))
+    conn.execute("DELETE FROM mc_df WHERE num = %s", (num,))
+    conn.execute("UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0 WHERE num = %s", (num,))
+
+
+def _words(conn: psycopg.Connection[Any], num: int, counted: dict[int, Counted], sign: int) -> None:
+    """Add (``sign`` 1) or take away (-1) the words of ``counted`` (id -> its words) in
+    the postings, the document frequencies and the chain's totals of chain ``num``."""
+    if not counted:
+        return
+    df: dict[int, int] = {}
+    if sign > 0:
+        with conn.cursor().copy("COPY mc_postings (term, id, tf, len) FROM STDIN") as copy:
+            for id_, (length, words) in counted.items():
+                for word, tf in words.items():
+                    term = term_id(word)
+                    copy.write_row((term, id_, tf, length))
+                    df[term] = df.get(term, 0) + 1
+    else:
+        gone = [(term_id(w), id_) for id_, (_, words) in counted.items() for w in words]
+        with conn.cursor() as cur:
+            cur.executemany("DELETE FROM mc_postings WHERE term = %s AND id = %s", gone)
+        for term, _ in gone:
+            df[term] = df.get(term, 0) + 1
+    terms = sorted(df)
+    conn.execute(
+        "INSERT INTO mc_df (term, num, df) SELECT t, %s, d FROM unnest(%s::bigint[], "
+        "%s::integer[]) AS u (t, d) ON CONFLICT (term, num) DO UPDATE SET df = mc_df.df + "
+        "excluded.df",
+        (num, terms, [sign * df[t] for t in terms]),
+    )
+    if sign < 0:
+        conn.execute(
+            "DELETE FROM mc_df WHERE num = %s AND term = ANY(%s) AND df <= 0", (num, terms)
+        )
+    conn.execute(
+        "UPDATE mc_chains SET fts_rows = fts_rows + %s, fts_tokens = fts_tokens + %s "
+        "WHERE num = %s",
+        (sign * len(counted), sign * sum(c[0] for c in counted.values()), num),
     )
 
 
 def _insert(
     conn: psycopg.Connection[Any],
-    chain_id: str,
+    num: int,
     rows: list[tuple[Any, ...]],
     redactions: list[tuple[int, int]],
+    words: Words,
 ) -> int:
-    """The rows of one block, then its redactions; how many rows inserted before lost
-    their text."""
+    """The rows of one block with their words, then its redactions; how many rows
+    inserted before lost their text."""
     kept = [tuple(row[i] for i in _KEEP) for row in rows]
     here = {row[_SEQ]: i for i, row in enumerate(kept)}
     earlier: list[tuple[int, int]] = []
@@ -308,21 +408,34 @@ def _insert(
         cells[COLUMNS.index("redacted_by")] = by
         cells[COLUMNS.index("about_from")] = cells[COLUMNS.index("about_to")] = None
         kept[i] = tuple(cells)
+    base = num << SHIFT
+    counted = words.count(
+        (base + row[_SEQ], row[_CONTENT]) for row in kept if row[_CONTENT] is not None
+    )
     if kept:
         with conn.cursor().copy(
-            f"COPY mc_memories (chain_id, {', '.join(COLUMNS)}) FROM STDIN"
+            f"COPY mc_memories (id, {', '.join(COLUMNS)}, words) FROM STDIN"
         ) as copy:
             for row in kept:
-                copy.write_row((chain_id, *row))
+                id_ = base + row[_SEQ]
+                found = counted.get(id_)
+                copy.write_row((id_, *row, 0 if found is None else found[0]))
+    _words(conn, num, counted, 1)
     purged = 0
     for target, by in earlier:
-        cur = conn.execute(
-            "UPDATE mc_memories SET content = NULL, tokens = 0, status = 'redacted', "
-            "redacted_by = %s, about_from = NULL, about_to = NULL "
-            "WHERE chain_id = %s AND seq = %s AND content IS NOT NULL",
-            (by, chain_id, target),
+        id_ = base + target
+        text = conn.execute(
+            "SELECT content FROM mc_memories WHERE id = %s AND content IS NOT NULL", (id_,)
+        ).fetchone()
+        if text is None:
+            continue
+        _words(conn, num, words.count([(id_, text[0])]), -1)
+        conn.execute(
+            "UPDATE mc_memories SET content = NULL, tokens = 0, words = 0, status = 'redacted', "
+            "redacted_by = %s, about_from = NULL, about_to = NULL WHERE id = %s",
+            (by, id_),
         )
-        purged += cur.rowcount
+        purged += 1
     return purged
 
 
@@ -346,6 +459,7 @@ def sync(
         _verified(layout)
     stamp = now if now is not None else time.time_ns() // 1000
     fd = _open_chain(layout)
+    words = Words()
     try:
         chain_id = b3(_genesis(fd))
         store = ContentStore(layout.content)
@@ -358,7 +472,8 @@ def sync(
                     conn.execute(
                         "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,)
                     )
-                    state = _state(conn, chain_id)
+                    found = _state(conn, chain_id)
+                    state, num = found if found is not None else (None, 0)
                     end = os.fstat(fd).st_size
                     if state is not None and not rebuild:
                         why = mismatch(fd, state, end)
@@ -371,7 +486,8 @@ def sync(
                             )
                             rebuild, reason = True, why
                     if rebuild:
-                        conn.execute("DELETE FROM mc_chains WHERE chain_id = %s", (chain_id,))
+                        if state is not None:
+                            _drop_rows(conn, num)
                         state, rebuild, rebuilt, added = None, False, True, 0
                     if state is None:
                         state = State(built_at=stamp)
@@ -382,18 +498,20 @@ def sync(
                     builder = _Builder(store, state)
                     before = state.size
                     rows, redactions = builder.rows(*block)
-                    _write_state(conn, state, stamp)  # first: the rows refer to it
-                    purged += _insert(conn, chain_id, rows, redactions)
+                    num = _write_state(conn, state, stamp)  # first: it numbers the chain
+                    purged += _insert(conn, num, rows, redactions, words)
                     added += state.size - before
                     agent = state.agent or ""
                     if builder.stopped:
                         warnings.warn(builder.stopped, IndexWarning, stacklevel=2)
                         break
+            lo, hi = span(num)
             row = conn.execute(
-                "SELECT count(*) FROM mc_memories WHERE chain_id = %s", (chain_id,)
+                "SELECT count(*) FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi)
             ).fetchone()
             return FleetSync(chain_id, agent, added, row[0] if row else 0, rebuilt, reason, purged)
     finally:
+        words.close()
         os.close(fd)
 
 
@@ -413,7 +531,7 @@ def chains(url: str) -> list[dict[str, Any]]:
             "SELECT c.chain_id, c.agent, c.size, c.synced_at, count(m.seq), "
             "count(m.seq) FILTER (WHERE m.status = 'active' AND m.content IS NOT NULL), "
             "count(m.approved) "
-            "FROM mc_chains c LEFT JOIN mc_memories m ON m.chain_id = c.chain_id "
+            f"FROM mc_chains c LEFT JOIN mc_memories m ON m.id >> {SHIFT} = c.num "
             "GROUP BY c.chain_id ORDER BY c.agent, c.chain_id"
         ).fetchall()
     return [

@@ -62,6 +62,10 @@ def _chain(root: Path, name: str, texts: list[str]) -> Ledger:
     return led
 
 
+#: The rows of one chain, by its id.
+OF_CHAIN = "id >> 40 = (SELECT num FROM mc_chains WHERE chain_id = %s)"
+
+
 def _lines(root: Path) -> list[bytes]:
     return (root / "chain.jsonl").read_bytes().splitlines()
 
@@ -80,7 +84,7 @@ def test_a_chain_in_the_fleet_holds_the_rows_memory_db_holds(tmp_path: Path, url
     columns = [c for c in fleet.COLUMNS if c not in ("about_from", "about_to")]
     ours = _rows(
         url,
-        f"SELECT {', '.join(columns)} FROM mc_memories WHERE chain_id = %s ORDER BY seq",
+        f"SELECT {', '.join(columns)} FROM mc_memories WHERE {OF_CHAIN} ORDER BY seq",
         first.chain_id,
     )
     with Index.open(tmp_path / "a") as index:
@@ -102,7 +106,7 @@ def test_new_entries_and_redactions_follow(tmp_path: Path, url: str) -> None:
     assert (after.added, after.memories, after.purged) == (2, 3, 1)
     rows = _rows(
         url,
-        "SELECT seq, content, status, redacted_by FROM mc_memories WHERE chain_id = %s "
+        f"SELECT seq, content, status, redacted_by FROM mc_memories WHERE {OF_CHAIN} "
         "ORDER BY seq",
         synced.chain_id,
     )
@@ -147,7 +151,7 @@ def test_two_agents_share_one_database_keyed_by_chain(tmp_path: Path, url: str) 
         ("alpha", 4, 4, 1),
         ("beta", 3, 3, 0),
     ]
-    per_chain = _rows(url, "SELECT chain_id, count(*) FROM mc_memories GROUP BY chain_id")
+    per_chain = _rows(url, "SELECT id >> 40, count(*) FROM mc_memories GROUP BY id >> 40")
     assert sorted(n for _, n in per_chain) == [3, 4]
     assert len({c for c, _ in per_chain}) == 2
 
@@ -235,7 +239,7 @@ def test_concurrent_syncs_while_agents_write_lose_and_double_nothing(
         assert content == 201
         rows = _rows(
             url,
-            "SELECT seq, hash FROM mc_memories WHERE chain_id = %s ORDER BY seq",
+            f"SELECT seq, hash FROM mc_memories WHERE {OF_CHAIN} ORDER BY seq",
             final.chain_id,
         )
         assert [r[0] for r in rows] == list(range(1, 202))  # each entry once, none missing
@@ -303,7 +307,7 @@ def test_the_rows_hold_no_usage_of_the_host(tmp_path: Path, url: str) -> None:
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'mc_memories'",
         )
     }
-    assert names == {"chain_id", *fleet.COLUMNS}
+    assert names == {"id", "words", *fleet.COLUMNS}
     assert not names & {"access_count", "last_access", "restored_at"}
 
 

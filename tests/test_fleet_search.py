@@ -1,0 +1,266 @@
+"""Search across a fleet's chains in PostgreSQL, ranked as memory.db ranks (issue 29;
+index/fleet_store.py, index/words.py, specs/INDEX.md 7.4).
+
+Against a real server (Debian's postgresql in a temporary cluster: tests/helpers/postgres.py).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.cli import Cli
+from helpers.postgres import fresh_database, server
+
+from memory_chain.chain.format.config import Layout
+from memory_chain.chain.format.errors import InputError
+from memory_chain.chain.format.newentry import NewEntry
+from memory_chain.chain.lifecycle.redact import redact
+from memory_chain.chain.store.ledger import Ledger
+from memory_chain.index import fleet, fleet_store, topk
+from memory_chain.index.db import Index
+from memory_chain.index.query import search
+from memory_chain.index.words import Words, term_id
+
+sys.path.insert(0, str(Path(__file__).parent / "corpora"))
+from recall_gen import conversations
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[str]:
+    with server() as url:
+        yield url
+
+
+@pytest.fixture
+def url(pg: str, request: pytest.FixtureRequest) -> str:
+    name = re.sub(r"\W", "_", request.node.name)[:50].lower()
+    return fresh_database(pg, name)
+
+
+def _rows(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def _conversation(root: Path, index: int) -> tuple[Ledger, list[str]]:
+    """A generated conversation of the recall benchmark's held-out part as a chain (each
+    turn a memory with its session and day), and its questions."""
+    conv = conversations("held-out", index + 1)[index]
+    led = Ledger.init(root, name=conv.name)
+    led.add_batch(
+        [
+            NewEntry(
+                content=t.memory.encode(),
+                tier="relationship",
+                source="auto",
+                meta={"session": t.session, "date": t.day.isoformat()},
+            )
+            for t in conv.turns
+        ]
+    )
+    return led, [q.text for q in conv.questions]
+
+
+def _notes(root: Path, name: str, texts: list[str]) -> Ledger:
+    led = Ledger.init(root, name=name)
+    led.add_batch([NewEntry(content=t.encode()) for t in texts])
+    return led
+
+
+def test_one_agents_search_in_the_fleet_is_its_memory_db_search(tmp_path: Path, url: str) -> None:
+    """Two conversations in the fleet; each one's questions asked of its own chain there
+    give memory.db's results: the same memories, in the same order, with the same scores
+    (the recall benchmark checks it on every part: benchmarks/recall.py --url)."""
+    for n in range(2):
+        led, questions = _conversation(tmp_path / f"c{n}", n)
+        led.close()
+        synced = fleet.sync(url, Layout(tmp_path / f"c{n}"))
+        with Index.open(tmp_path / f"c{n}") as index:
+            for q in questions:
+                ours = search(index, q, limit=10, record=False)
+                theirs = fleet_store.search(url, q, agents=[synced.chain_id], limit=10)
+                assert [h.seq for h in theirs] == [h.seq for h in ours], q
+                assert [round(h.score, 9) for h in theirs] == pytest.approx(
+                    [round(h.score, 9) for h in ours], abs=1e-6
+                )
+                assert {h.agent for h in theirs} <= {synced.agent}
+
+
+def test_the_fleets_words_are_fts5s_words(tmp_path: Path, url: str) -> None:
+    """Every posting is a word of memories_fts with its count and the memory's length, and
+    each word's document frequency and the chain's totals are FTS5's own."""
+    led = _notes(
+        tmp_path / "a",
+        "alpha",
+        [
+            "Running runners ran; the café's naïve owner runs RUNS",
+            "foo_bar and e2e tests on CI, twice: e2e",
+            "日本語のテキスト and emoji 🚀 too",
+        ],
+    )
+    led.close()
+    fleet.sync(url, Layout(tmp_path / "a"))
+    with Index.open(tmp_path / "a") as index:
+        index.conn.execute(
+            "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memories_fts, 'instance')"
+        )
+        want = index.conn.execute(
+            "SELECT term, doc, count(*) FROM temp.v GROUP BY term, doc"
+        ).fetchall()
+        docs = dict(index.conn.execute("SELECT id, sz FROM memories_fts_docsize").fetchall())
+        rows, avg = topk.fts_row_stats(index.conn, "memories_fts")
+    got = _rows(url, "SELECT term, id & ((1::bigint << 40) - 1), tf, len FROM mc_postings")
+    assert sorted(got) == sorted(
+        (term_id(t), doc, n, topk.varint(docs[doc])[0]) for t, doc, n in want
+    )
+    df: dict[int, int] = {}
+    for t, _, _ in want:
+        df[term_id(t)] = df.get(term_id(t), 0) + 1
+    assert dict(_rows(url, "SELECT term, df FROM mc_df")) == df
+    assert _rows(url, "SELECT fts_rows, fts_tokens FROM mc_chains") == [(rows, round(avg * rows))]
+
+
+def test_a_search_across_agents_names_each_hits_agent(tmp_path: Path, url: str) -> None:
+    """Without --agent every chain is searched; each hit carries its agent and chain, its
+    seq is the seq in that chain; --agent keeps one; a name no chain has is an error."""
+    for name, texts in (
+        ("alpha", ["The staging database runs Postgres 16", "Lunch is at noon"]),
+        ("beta", ["Deploys to the staging database need a ticket", "Tabs, not spaces"]),
+    ):
+        _notes(tmp_path / name, name, texts).close()
+        fleet.sync(url, Layout(tmp_path / name))
+    both = fleet_store.search(url, "staging database")
+    assert sorted((h.agent, h.seq) for h in both) == [("alpha", 1), ("beta", 1)]
+    assert all(h.chain and h.chain.startswith("b3:") for h in both)
+    assert {h.as_dict()["agent"] for h in both} == {"alpha", "beta"}
+    only = fleet_store.search(url, "staging database", agents=["beta"])
+    assert [(h.agent, h.text) for h in only] == [
+        ("beta", "Deploys to the staging database need a ticket")
+    ]
+    with pytest.raises(InputError, match="--agent gamma: no chain"):
+        fleet_store.search(url, "staging", agents=["gamma"])
+
+
+def test_the_same_text_in_two_agents_is_found_in_both(tmp_path: Path, url: str) -> None:
+    """memory.db shows a text once however often it was added; a fleet, once per agent."""
+    for name in ("alpha", "beta"):
+        _notes(tmp_path / name, name, ["Use pnpm, not npm"]).close()
+        fleet.sync(url, Layout(tmp_path / name))
+    assert sorted(h.agent for h in fleet_store.search(url, "pnpm")) == ["alpha", "beta"]
+
+
+def test_a_redacted_text_leaves_no_word_behind(tmp_path: Path, url: str) -> None:
+    root = tmp_path / "a"
+    led = _notes(root, "alpha", ["the door code is 4711", "lunch is at noon"])
+    fleet.sync(url, Layout(root))
+    assert [h.seq for h in fleet_store.search(url, "door code 4711")] == [1]
+    redact(led, 1, reason="a secret")
+    led.close()
+    assert fleet.sync(url, Layout(root)).purged == 1
+    assert fleet_store.search(url, "door code 4711") == []
+    gone = [term_id(w) for w in ("door", "code", "4711")]
+    assert _rows(url, "SELECT 1 FROM mc_postings WHERE term = ANY(%s)", gone) == []
+    assert _rows(url, "SELECT 1 FROM mc_df WHERE term = ANY(%s)", gone) == []
+    # one memory with text left, of four words: "lunch is at noon"
+    assert _rows(url, "SELECT fts_rows, fts_tokens FROM mc_chains") == [(1, 4)]
+
+
+def test_a_rebuild_reads_the_words_once(tmp_path: Path, url: str) -> None:
+    root = tmp_path / "a"
+    _notes(root, "alpha", ["one staging note", "two staging notes"]).close()
+    fleet.sync(url, Layout(root))
+    before = _rows(url, "SELECT num, fts_rows FROM mc_chains")
+    postings = _rows(url, "SELECT count(*) FROM mc_postings")
+    assert fleet.sync(url, Layout(root), rebuild=True).rebuilt
+    assert _rows(url, "SELECT num, fts_rows FROM mc_chains") == before
+    assert _rows(url, "SELECT count(*) FROM mc_postings") == postings
+    assert len(fleet_store.search(url, "staging")) == 2
+
+
+def test_a_common_word_across_agents_brings_each_agents_newest(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word in more memories than topk.BOUND brings, of each chain, the newest that hold
+    it (and those that hold a rarer word of the query): the search ends, and a memory
+    with the rare word is found however old."""
+    for name in ("alpha", "beta"):
+        texts = [f"{name} deploy note {n}" for n in range(30)]
+        texts[0] = f"{name} deploy of the billing service"
+        _notes(tmp_path / name, name, texts).close()
+        fleet.sync(url, Layout(tmp_path / name))
+    monkeypatch.setattr(topk, "BOUND", 5)
+    newest = fleet_store.search(url, "deploy", limit=6)  # a window of 5: 3 a chain
+    assert sorted((h.agent, h.seq) for h in newest) == [
+        (name, seq) for name in ("alpha", "beta") for seq in (28, 29, 30)
+    ]
+    billing = fleet_store.search(url, "deploy billing", limit=2)
+    assert sorted((h.agent, h.seq) for h in billing) == [("alpha", 1), ("beta", 1)]
+    many = fleet_store.search(url, "deploy", limit=50)
+    assert len(many) == 50  # the window grows with what is asked for
+
+
+def test_a_fleet_of_version_1_is_made_again(tmp_path: Path, url: str) -> None:
+    """The tables of version 1 (rows without words) are dropped with a warning; the chain
+    is read again at its next sync."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE mc_schema (version integer NOT NULL)")
+        conn.execute("INSERT INTO mc_schema VALUES (1)")
+        conn.execute("CREATE TABLE mc_chains (chain_id text PRIMARY KEY)")
+        conn.execute("CREATE TABLE mc_memories (chain_id text, seq bigint)")
+    _notes(tmp_path / "a", "alpha", ["one staging note"]).close()
+    with pytest.warns(UserWarning, match="version 1: they are made again"):
+        synced = fleet.sync(url, Layout(tmp_path / "a"))
+    assert synced.added == 2
+    assert _rows(url, "SELECT version FROM mc_schema") == [(fleet.SCHEMA_VERSION,)]
+    assert [h.seq for h in fleet_store.search(url, "staging")] == [1]
+
+
+def test_words_counts_as_fts5_does() -> None:
+    words = Words()
+    try:
+        assert words.tokens("Running foo_bar") == ["run", "foo", "bar"]
+        assert words.count([(7, "run run ran")]) == {7: (3, {"run": 2, "ran": 1})}
+        assert words.count([]) == {}
+    finally:
+        words.close()
+    with sqlite3.connect(":memory:") as conn:  # the same tokenizer as memories_fts
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(c, tokenize='porter unicode61')")
+        conn.execute("INSERT INTO t VALUES ('Running')")
+        assert conn.execute("SELECT count(*) FROM t WHERE t MATCH 'run'").fetchone() == (1,)
+
+
+def test_the_command_line_searches_the_fleet(cli: Cli, url: str, tmp_path: Path) -> None:
+    cli.ok("init", "--name", "alpha")
+    cli.ok("add", "The staging database runs Postgres 16")
+    assert cli.run("index", "--url", url).code == 0
+    _notes(tmp_path / "b", "beta", ["Deploys to the staging database need a ticket"]).close()
+    fleet.sync(url, Layout(tmp_path / "b"))
+    out = cli.run("search", "staging database", "--url", url)
+    assert out.code == 0, out.err
+    lines = out.out.splitlines()
+    assert len(lines) == 2 and {line.split(":")[0] for line in lines} == {"alpha", "beta"}
+    assert all("provable" in line for line in lines)
+    by_env = cli.run(
+        "search",
+        "staging",
+        "--fleet",
+        "--agent",
+        "beta",
+        "--json",
+        env={"MEMORY_CHAIN_INDEX_URL": url},
+    )
+    assert [(h["agent"], h["seq"]) for h in by_env.json()] == [("beta", 1)]
+    bad = cli.run("search", "staging", "--url", url, "--agent", "gamma")
+    assert bad.code == 2 and "--agent gamma: no chain" in bad.err
+    assert cli.run("search", "staging", "--agent", "beta").code == 2
+    assert cli.run("search", "staging", "--url", url, "--scope", "user").code == 2
