@@ -12,7 +12,11 @@ the database at ``--url``, then measures:
   memories a second);
 - the database's size per memory (``mc_memories`` with its indexes);
 - a sync with nothing new, chain after chain in one process (median per chain);
-- a sync of 100 new entries in each of ten chains.
+- a sync of 100 new entries in each of ten chains;
+- searches (index/fleet_store.py, limit 10, a new connection each, as
+  ``memory-chain search --fleet`` makes): across every agent, and of one agent,
+  beside the same query of that agent's memory.db in process (index/query.py);
+  20 queries a class, p50 and p90 (``--no-search`` skips them).
 
 Start a server as benchmarks/postgres_bm25.py says. Needs the postgres extra.
 """
@@ -20,19 +24,24 @@ Start a server as benchmarks/postgres_bm25.py says. Needs the postgres extra.
 from __future__ import annotations
 
 import argparse
+import random
 import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from common import REPO, log
+from ledger import _WORDS
 
 from index import Corpus
 from memory_chain.chain.format.config import Layout
 from memory_chain.chain.store.ledger import Ledger
-from memory_chain.index import fleet
+from memory_chain.index import fleet, fleet_store
+from memory_chain.index.db import Index
+from memory_chain.index.query import search
 
 RESULTS = REPO / "benchmarks" / "results"
 
@@ -61,30 +70,92 @@ def _sync(url: str, root: str) -> int:
     return fleet.sync(url, Layout(Path(root))).added
 
 
+def query_classes(agents: int, per: int, count: int = 20) -> dict[str, list[str]]:
+    """Queries of each kind the corpus allows (benchmarks/index.py Corpus: texts of a
+    hundred common words, a topic word of 2,000, and the entry's number)."""
+    rng = random.Random(29)
+    words = sorted(set(_WORDS))
+    topics = [f"topic{rng.randrange(2000)}" for _ in range(count)]
+    return {
+        "a number (one memory)": [str(rng.randrange(1, agents * per)) for _ in range(count)],
+        "a topic word": topics,
+        "a common word": [rng.choice(words) for _ in range(count)],
+        "three common words": [" ".join(rng.sample(words, 3)) for _ in range(count)],
+        "a topic and two common words": [f"{t} {' '.join(rng.sample(words, 2))}" for t in topics],
+        "a question": [
+            f"what did the user say about {' and '.join(rng.sample(words, 2))}?"
+            for _ in range(count)
+        ],
+    }
+
+
+def _timed(run: Callable[[str], object], queries: list[str]) -> tuple[float, float]:
+    """(p50, p90) in ms of ``run`` over ``queries``."""
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        run(q)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+
+
+def searches(url: str, roots: list[Path], agents: int, per: int) -> list[str]:
+    """Table rows: each query class across the fleet, of one agent, and of its memory.db."""
+    one = roots[len(roots) // 2]
+    name = f"agent-{len(roots) // 2:04d}"
+    out = []
+    with Index.open(one) as index:
+        for kind, queries in query_classes(agents, per).items():
+            fleet_store.search(url, queries[0])  # warm the server's caches once a class
+            every = _timed(lambda q: fleet_store.search(url, q, limit=10), queries)
+            mine = _timed(lambda q: fleet_store.search(url, q, agents=[name], limit=10), queries)
+            local = _timed(lambda q: search(index, q, limit=10, record=False), queries)
+            out.append(
+                f"| {kind} | {every[0]:.1f} / {every[1]:.1f} | {mine[0]:.1f} / {mine[1]:.1f} "
+                f"| {local[0]:.1f} / {local[1]:.1f} |"
+            )
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--url", required=True)
     p.add_argument("--agents", type=int, default=100)
     p.add_argument("--per", type=int, default=10_000)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--no-search", action="store_true", help="measure the syncs only")
+    p.add_argument(
+        "--search-only", action="store_true", help="the fleet is synced already: search only"
+    )
     args = p.parse_args()
     import psycopg
 
     roots = build(args.agents, args.per)
+    if args.search_only:
+        print("| query (p50 / p90 ms) | every agent | one agent | its memory.db |")
+        print("|---|---|---|---|")
+        print("\n".join(searches(args.url, roots, args.agents, args.per)))
+        return
     with psycopg.connect(args.url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS mc_memories, mc_chains, mc_schema")
+        conn.execute("DROP TABLE IF EXISTS mc_memories, mc_chains, mc_schema, mc_postings, mc_df")
     log("first sync of every chain")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         added = sum(pool.map(_sync, [args.url] * len(roots), [str(r) for r in roots]))
     first = time.perf_counter() - t0
     with psycopg.connect(args.url, autocommit=True) as conn:
-        conn.execute("VACUUM ANALYZE mc_memories")
+        for table in ("mc_memories", "mc_postings", "mc_df", "mc_chains"):
+            conn.execute(f"VACUUM ANALYZE {table}")
         row = conn.execute(
             "SELECT count(*), pg_total_relation_size('mc_memories'), "
             "pg_relation_size('mc_memories') FROM mc_memories"
         ).fetchone()
-    assert row is not None
+        words = conn.execute(
+            "SELECT count(*), pg_total_relation_size('mc_postings'), "
+            "pg_total_relation_size('mc_df') FROM mc_postings"
+        ).fetchone()
+    assert row is not None and words is not None
     memories, total, heap = row
     log("syncs with nothing new")
     idle = []
@@ -119,8 +190,17 @@ def main() -> None:
         f"| mc_memories, {memories:,} rows | {total / 2**20:,.0f} MiB with indexes "
         f"({total / memories:,.0f} bytes a memory; heap {heap / memories:,.0f}) |"
     )
+    print(
+        f"| mc_postings, {words[0]:,} rows, and mc_df | {words[1] / 2**20:,.0f} MiB and "
+        f"{words[2] / 2**20:,.0f} MiB ({(words[1] + words[2]) / memories:,.0f} bytes a memory) |"
+    )
     print(f"| a sync with nothing new, median a chain | {statistics.median(idle) * 1000:.1f} ms |")
     print(f"| 100 new entries, each of ten chains | {ten / 10 * 1000:.1f} ms a chain |")
+    if not args.no_search:
+        print()
+        print("| query (p50 / p90 ms) | every agent | one agent | its memory.db |")
+        print("|---|---|---|---|")
+        print("\n".join(searches(args.url, roots, args.agents, args.per)))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import contextlib
 import os
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -347,25 +348,21 @@ def _drop_rows(conn: psycopg.Connection[Any], num: int) -> None:
     conn.execute("UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0 WHERE num = %s", (num,))
 
 
-def _words(conn: psycopg.Connection[Any], num: int, counted: dict[int, Counted], sign: int) -> None:
-    """Add (``sign`` 1) or take away (-1) the words of ``counted`` (id -> its words) in
-    the postings, the document frequencies and the chain's totals of chain ``num``."""
-    if not counted:
+def _words(conn: psycopg.Connection[Any], num: int, counted: Counted, sign: int) -> None:
+    """Add (``sign`` 1) or take away (-1) the words of ``counted`` (keyed by memory id) in
+    the postings, the document frequencies and the totals of chain ``num``."""
+    if not counted.length:
         return
-    df: dict[int, int] = {}
+    length = counted.length
     if sign > 0:
         with conn.cursor().copy("COPY mc_postings (term, id, tf, len) FROM STDIN") as copy:
-            for id_, (length, words) in counted.items():
-                for word, tf in words.items():
-                    term = term_id(word)
-                    copy.write_row((term, id_, tf, length))
-                    df[term] = df.get(term, 0) + 1
+            for id_, word, tf in counted.rows:
+                copy.write_row((term_id(word), id_, tf, length[id_]))
     else:
-        gone = [(term_id(w), id_) for id_, (_, words) in counted.items() for w in words]
+        gone = [(term_id(w), id_) for id_, w, _ in counted.rows]
         with conn.cursor() as cur:
             cur.executemany("DELETE FROM mc_postings WHERE term = %s AND id = %s", gone)
-        for term, _ in gone:
-            df[term] = df.get(term, 0) + 1
+    df = Counter(term_id(w) for _, w, _ in counted.rows)
     terms = sorted(df)
     conn.execute(
         "INSERT INTO mc_df (term, num, df) SELECT t, %s, d FROM unnest(%s::bigint[], "
@@ -380,7 +377,7 @@ def _words(conn: psycopg.Connection[Any], num: int, counted: dict[int, Counted],
     conn.execute(
         "UPDATE mc_chains SET fts_rows = fts_rows + %s, fts_tokens = fts_tokens + %s "
         "WHERE num = %s",
-        (sign * len(counted), sign * sum(c[0] for c in counted.values()), num),
+        (sign * len(length), sign * sum(length.values()), num),
     )
 
 
@@ -418,8 +415,7 @@ def _insert(
         ) as copy:
             for row in kept:
                 id_ = base + row[_SEQ]
-                found = counted.get(id_)
-                copy.write_row((id_, *row, 0 if found is None else found[0]))
+                copy.write_row((id_, *row, counted.length.get(id_, 0)))
     _words(conn, num, counted, 1)
     purged = 0
     for target, by in earlier:

@@ -16,21 +16,36 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Final
+
+from blake3 import blake3
 
 __all__ = ["TOKENIZE", "Counted", "Words", "term_id"]
 
 #: The tokenizer of memories_fts (index/schema.py).
 TOKENIZE: Final = "porter unicode61"
 
-#: A text's words: (tokens in all, {word: times it occurs}).
-Counted = tuple[int, dict[str, int]]
+
+class Counted:
+    """The words of some texts, as FTS5 counts them: ``length`` (key -> all the tokens
+    of its text: what ``<table>_docsize`` holds and bm25 takes as the length) and
+    ``rows``, one (key, word, occurrences) per distinct word of each text."""
+
+    __slots__ = ("length", "rows")
+
+    def __init__(self, length: dict[int, int], rows: list[tuple[int, str, int]]) -> None:
+        self.length = length
+        self.rows = rows
+
+    def words(self, key: int) -> dict[str, int]:
+        """word -> occurrences in the text of ``key``."""
+        return {w: n for k, w, n in self.rows if k == key}
 
 
+@lru_cache(maxsize=1 << 20)
 def term_id(word: str) -> int:
     """A word's id: the first 8 bytes of BLAKE3 of its UTF-8, big-endian, signed."""
-    from blake3 import blake3
-
     return int.from_bytes(blake3(word.encode()).digest(length=8), "big", signed=True)
 
 
@@ -47,24 +62,16 @@ class Words:
     def close(self) -> None:
         self.conn.close()
 
-    def count(self, texts: Iterable[tuple[int, str]]) -> dict[int, Counted]:
-        """key -> (tokens, {word: occurrences}) of each (key, text), as FTS5 counts them:
-        the tokens are what ``<table>_docsize`` holds and bm25 takes as the length."""
+    def count(self, texts: Iterable[tuple[int, str]]) -> Counted:
+        """The words of each (key, text) (keys distinct integers)."""
         conn = self.conn
         with conn:
             conn.execute("DELETE FROM t")
             conn.executemany("INSERT INTO t (rowid, c) VALUES (?, ?)", texts)
-            out: dict[int, Counted] = {}
-            for key, word, times in conn.execute(
-                "SELECT doc, term, count(*) FROM v GROUP BY doc, term"
-            ):
-                counted = out.get(key)
-                if counted is None:
-                    counted = out[key] = (0, {})
-                counted[1][word] = times
-                out[key] = (counted[0] + times, counted[1])
+            rows = conn.execute("SELECT doc, term, count(*) FROM v GROUP BY doc, term").fetchall()
+            length = dict(conn.execute("SELECT doc, count(*) FROM v GROUP BY doc").fetchall())
             conn.execute("DELETE FROM t")
-        return out
+        return Counted(length, rows)
 
     def tokens(self, text: str) -> list[str]:
         """The words of ``text`` in order (a query's term, as FTS5 reads the phrase)."""

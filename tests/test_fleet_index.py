@@ -106,8 +106,7 @@ def test_new_entries_and_redactions_follow(tmp_path: Path, url: str) -> None:
     assert (after.added, after.memories, after.purged) == (2, 3, 1)
     rows = _rows(
         url,
-        f"SELECT seq, content, status, redacted_by FROM mc_memories WHERE {OF_CHAIN} "
-        "ORDER BY seq",
+        f"SELECT seq, content, status, redacted_by FROM mc_memories WHERE {OF_CHAIN} ORDER BY seq",
         synced.chain_id,
     )
     assert rows == [

@@ -229,8 +229,10 @@ def test_words_counts_as_fts5_does() -> None:
     words = Words()
     try:
         assert words.tokens("Running foo_bar") == ["run", "foo", "bar"]
-        assert words.count([(7, "run run ran")]) == {7: (3, {"run": 2, "ran": 1})}
-        assert words.count([]) == {}
+        counted = words.count([(7, "run run ran"), (8, "ran")])
+        assert counted.length == {7: 3, 8: 1}
+        assert counted.words(7) == {"run": 2, "ran": 1}
+        assert words.count([]).rows == []
     finally:
         words.close()
     with sqlite3.connect(":memory:") as conn:  # the same tokenizer as memories_fts
