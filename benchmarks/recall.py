@@ -602,7 +602,10 @@ def main() -> None:
                     rows["semantic"] = ask(mine, semantic=True, misses=args.misses)
                 print(table(f"{name}, among {len(built)} conversations", rows))
                 if args.url:
-                    print(f"\nfleet: memory.db's first 10 in {same[0]} of {same[1]} questions")
+                    print(
+                        f"\nfleet: the same first 10 as memory.db in {same[0]} of {same[1]} "
+                        "questions"
+                    )
                 print()
             return
         if args.one_store:

@@ -73,6 +73,13 @@ _SEQ, _CONTENT = COLUMNS.index("seq"), COLUMNS.index("content")
 SHIFT: Final = 40
 
 
+#: The postings of a word in one chain are kept in rows of BLOCK seqs each (specs/INDEX.md
+#: 7.1): a row per (word, chain, seq // BLOCK), its memories' seqs, counts and lengths as
+#: three arrays. A row is rewritten when a sync adds to it, so a block is small enough that
+#: the rewrite is cheap, and large enough that a common word's row holds hundreds.
+BLOCK: Final = 1024
+
+
 def span(num: int) -> tuple[int, int]:
     """The ids of chain ``num``'s memories: lo <= id < hi."""
     return num << SHIFT, (num + 1) << SHIFT
@@ -126,12 +133,13 @@ _SCHEMA: Final = (
     f"((id >> {SHIFT}), supersedes) WHERE supersedes IS NOT NULL",
     """CREATE TABLE IF NOT EXISTS mc_postings (
         term bigint NOT NULL,
-        id bigint NOT NULL,
-        tf integer NOT NULL,
-        len integer NOT NULL,
-        PRIMARY KEY (term, id) INCLUDE (tf, len)
+        num integer NOT NULL,
+        block integer NOT NULL,
+        seqs integer[] NOT NULL,
+        tf integer[] NOT NULL,
+        len integer[] NOT NULL,
+        PRIMARY KEY (term, num, block)
     )""",
-    "CREATE INDEX IF NOT EXISTS mc_postings_id ON mc_postings USING brin (id)",
     """CREATE TABLE IF NOT EXISTS mc_df (
         term bigint NOT NULL,
         num integer NOT NULL,
@@ -343,25 +351,62 @@ def _drop_rows(conn: psycopg.Connection[Any], num: int) -> None:
     """Every row of chain ``num`` but its ``mc_chains`` row (which keeps its number)."""
     lo, hi = span(num)
     conn.execute("DELETE FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi))
-    conn.execute("DELETE FROM mc_postings WHERE id >= %s AND id < %s", (lo, hi))
+    conn.execute("DELETE FROM mc_postings WHERE num = %s", (num,))
     conn.execute("DELETE FROM mc_df WHERE num = %s", (num,))
     conn.execute("UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0 WHERE num = %s", (num,))
 
 
+#: Take the element of one memory out of a postings row (every array read as it was).
+_TAKE_OUT: Final = ", ".join(
+    f"{a} = {a}[:array_position(seqs, %(seq)s) - 1] || {a}[array_position(seqs, %(seq)s) + 1:]"
+    for a in ("seqs", "tf", "len")
+)
+
+
 def _words(conn: psycopg.Connection[Any], num: int, counted: Counted, sign: int) -> None:
     """Add (``sign`` 1) or take away (-1) the words of ``counted`` (keyed by memory id) in
-    the postings, the document frequencies and the totals of chain ``num``."""
+    the postings, the document frequencies and the totals of chain ``num``. Added memories
+    come after every memory already there (a sync reads the chain in order)."""
     if not counted.length:
         return
     length = counted.length
+    mask = (1 << SHIFT) - 1
     if sign > 0:
-        with conn.cursor().copy("COPY mc_postings (term, id, tf, len) FROM STDIN") as copy:
-            for id_, word, tf in counted.rows:
-                copy.write_row((term_id(word), id_, tf, length[id_]))
+        rows: dict[tuple[int, int], tuple[list[int], list[int], list[int]]] = {}
+        for id_, word, tf in sorted(counted.rows):
+            seq = id_ & mask
+            row = rows.get((term_id(word), seq // BLOCK))
+            if row is None:
+                row = rows[term_id(word), seq // BLOCK] = ([], [], [])
+            row[0].append(seq)
+            row[1].append(tf)
+            row[2].append(length[id_])
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS mc_new (LIKE mc_postings) ON COMMIT DELETE ROWS"
+        )
+        with conn.cursor().copy("COPY mc_new (term, num, block, seqs, tf, len) FROM STDIN") as copy:
+            for (term, block), (seqs, tfs, lens) in rows.items():
+                copy.write_row((term, num, block, seqs, tfs, lens))
+        conn.execute(
+            "INSERT INTO mc_postings SELECT * FROM mc_new ON CONFLICT (term, num, block) DO "
+            "UPDATE SET seqs = mc_postings.seqs || excluded.seqs, "
+            "tf = mc_postings.tf || excluded.tf, len = mc_postings.len || excluded.len"
+        )
     else:
-        gone = [(term_id(w), id_) for id_, w, _ in counted.rows]
+        gone = [
+            {"seq": id_ & mask, "term": term_id(w), "num": num, "block": (id_ & mask) // BLOCK}
+            for id_, w, _ in counted.rows
+        ]
         with conn.cursor() as cur:
-            cur.executemany("DELETE FROM mc_postings WHERE term = %s AND id = %s", gone)
+            cur.executemany(
+                f"UPDATE mc_postings SET {_TAKE_OUT} WHERE term = %(term)s AND num = %(num)s "
+                "AND block = %(block)s",
+                gone,
+            )
+        conn.execute(
+            "DELETE FROM mc_postings WHERE num = %s AND term = ANY(%s) AND cardinality(seqs) = 0",
+            (num, sorted({g["term"] for g in gone})),
+        )
     df = Counter(term_id(w) for _, w, _ in counted.rows)
     terms = sorted(df)
     conn.execute(

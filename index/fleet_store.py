@@ -29,13 +29,13 @@ Ids are index/fleet.py's: the chain's number times 2**40 plus the seq.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from memory_chain.chain.format.errors import InputError
 
 from . import topk
-from .fleet import SHIFT, safe_url, span
+from .fleet import BLOCK, SHIFT, safe_url, span
 from .query import Hit, rank
 from .settings import Settings, Weights
 from .store import Filter, Match
@@ -59,6 +59,7 @@ _NOT_SUPERSEDED: Final = (
     "AND sup.supersedes = m.seq AND sup.supersedes IS NOT NULL)"
 )
 _MASK: Final = (1 << SHIFT) - 1
+_ARRAYS: Final = ("seqs", "tf", "len")
 
 
 class FleetStore:
@@ -166,31 +167,67 @@ class FleetStore:
         }
 
     def _postings(
-        self, terms: list[int], *, newest: int | None = None, ids: list[int] | None = None
+        self,
+        terms: list[int],
+        *,
+        newest: int | None = None,
+        ids: list[int] | None = None,
+        per_chain: dict[tuple[int, int], int] | None = None,
     ) -> list[tuple[int, int, int, int]]:
         """(term, id, tf, len) of ``terms`` in the chains searched: all of them; of each
-        chain, the ``newest`` of each term; or those of ``ids``."""
+        chain, the ``newest`` of each term (``per_chain``: how many it has there); or
+        those of ``ids``."""
         if not terms:
             return []
         if ids is not None:
-            return self.conn.execute(
-                "SELECT term, id, tf, len FROM mc_postings WHERE term = ANY(%s) AND id = ANY(%s)",
-                (terms, ids),
+            if not ids:
+                return []
+            places = sorted({(i >> SHIFT, (i & _MASK) // BLOCK) for i in ids})
+            rows = self.conn.execute(
+                "SELECT term, num, seqs, tf, len FROM mc_postings WHERE term = ANY(%s) AND "
+                "(num, block) IN (SELECT * FROM unnest(%s::integer[], %s::integer[]))",
+                (terms, [n for n, _ in places], [b for _, b in places]),
             ).fetchall()
+            wanted = set(ids)
+            return [p for p in _expand(rows) if p[1] in wanted]
         if newest is None:
-            scope, args = self._scope("id")
-            return self.conn.execute(
-                f"SELECT term, id, tf, len FROM mc_postings WHERE term = ANY(%s) AND {scope}",
-                (terms, *args),
+            rows = self.conn.execute(
+                "SELECT term, num, seqs, tf, len FROM mc_postings "
+                "WHERE term = ANY(%s) AND num = ANY(%s)",
+                (terms, self.nums),
             ).fetchall()
-        return self.conn.execute(
-            "SELECT p.term, p.id, p.tf, p.len FROM unnest(%s::bigint[]) AS t (term) "
-            "CROSS JOIN unnest(%s::integer[]) AS c (num) CROSS JOIN LATERAL ("
-            "  SELECT term, id, tf, len FROM mc_postings WHERE term = t.term "
-            f"  AND id >= c.num::bigint << {SHIFT} AND id < (c.num::bigint + 1) << {SHIFT} "
-            "  ORDER BY id DESC LIMIT %s) p",
-            (terms, self.nums, newest),
+            return list(_expand(rows))
+        # the last ``newest`` of each of the last two blocks of each (term, chain); all of
+        # them where those hold fewer than ``newest`` and the chain has more
+        tail = ", ".join(f"{a}[greatest(1, cardinality({a}) - %(n)s + 1):]" for a in _ARRAYS)
+        rows = self.conn.execute(
+            "SELECT p.* FROM unnest(%(terms)s::bigint[]) AS t (term) "
+            "CROSS JOIN unnest(%(nums)s::integer[]) AS c (num) CROSS JOIN LATERAL ("
+            f"  SELECT term, num, {tail} FROM mc_postings "
+            "  WHERE term = t.term AND num = c.num ORDER BY block DESC LIMIT 2) p",
+            {"terms": terms, "nums": self.nums, "n": newest},
         ).fetchall()
+        got: dict[tuple[int, int], int] = {}
+        for term, num, seqs, _, _ in rows:
+            got[term, num] = got.get((term, num), 0) + len(seqs)
+        short = [
+            pair
+            for pair, n in (per_chain or {}).items()
+            if n > got.get(pair, 0) and got.get(pair, 0) < newest
+        ]
+        if short:
+            rows = [r for r in rows if (r[0], r[1]) not in set(short)]
+            rows += self.conn.execute(
+                "SELECT term, num, seqs, tf, len FROM mc_postings "
+                "WHERE (term, num) IN (SELECT * FROM unnest(%s::bigint[], %s::integer[]))",
+                ([t for t, _ in short], [n for _, n in short]),
+            ).fetchall()
+        by_pair: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
+        for p in _expand(rows):
+            by_pair.setdefault((p[0], p[1] >> SHIFT), []).append(p)
+        return [
+            p for found in by_pair.values() for p in sorted(found, key=lambda p: -p[1])[:newest]
+        ]
 
     def bm25(self, terms: list[str], pool: int) -> tuple[list[tuple[int, float]], bool]:
         """(id, bm25) of the candidates of ``terms`` ORed, best first, and whether more
@@ -211,7 +248,7 @@ class FleetStore:
         if common:
             window = topk.BOUND * max(1, pool // 20)
             share = max(1, math.ceil(window / len(self.nums)))
-            newest = self._postings(common, newest=share)
+            newest = self._postings(common, newest=share, per_chain=per_chain)
             cut = any(per_chain.get((t, n), 0) > share for t in common for n in self.nums)
             with_rare = list({p[1] for p in found} - {p[1] for p in newest})
             found += newest + self._postings(common, ids=with_rare)
@@ -308,6 +345,15 @@ class FleetStore:
             "WHERE id = ANY(%s)",
             (ids,),
         ).fetchall()
+
+
+def _expand(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[int, int, int, int]]:
+    """(term, id, tf, len) of each memory of rows of mc_postings (term, num, seqs, tf,
+    len)."""
+    for term, num, seqs, tfs, lens in rows:
+        base = num << SHIFT
+        for seq, tf, size in zip(seqs, tfs, lens, strict=True):
+            yield term, base + seq, tf, size
 
 
 def _chosen(conn: psycopg.Connection[Any], agents: list[str] | None) -> dict[int, tuple[str, str]]:

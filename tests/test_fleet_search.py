@@ -117,7 +117,7 @@ def test_the_fleets_words_are_fts5s_words(tmp_path: Path, url: str) -> None:
         ).fetchall()
         docs = dict(index.conn.execute("SELECT id, sz FROM memories_fts_docsize").fetchall())
         rows, avg = topk.fts_row_stats(index.conn, "memories_fts")
-    got = _rows(url, "SELECT term, id & ((1::bigint << 40) - 1), tf, len FROM mc_postings")
+    got = _rows(url, "SELECT term, unnest(seqs), unnest(tf), unnest(len) FROM mc_postings")
     assert sorted(got) == sorted(
         (term_id(t), doc, n, topk.varint(docs[doc])[0]) for t, doc, n in want
     )
@@ -126,6 +126,41 @@ def test_the_fleets_words_are_fts5s_words(tmp_path: Path, url: str) -> None:
         df[term_id(t)] = df.get(term_id(t), 0) + 1
     assert dict(_rows(url, "SELECT term, df FROM mc_df")) == df
     assert _rows(url, "SELECT fts_rows, fts_tokens FROM mc_chains") == [(rows, round(avg * rows))]
+
+
+def test_postings_over_many_blocks_follow_appends_and_redactions(tmp_path: Path, url: str) -> None:
+    """A chain of several postings blocks (fleet.BLOCK seqs each), synced in two parts, a
+    redaction between them taking memories out of the middle of blocks: the postings are
+    still exactly memories_fts's words, and each row's seqs ascend."""
+    vocab = ["deploy", "staging", "billing", "owl", "Running", "runs", "tabs", "cafe"]
+    texts = [
+        f"note {n} about {vocab[n % 7]} and {vocab[n % 5]} {vocab[n % 5]}" for n in range(1500)
+    ]
+    root = tmp_path / "a"
+    led = _notes(root, "alpha", texts)
+    fleet.sync(url, Layout(root))
+    for seq in (3, 700, 1030):
+        redact(led, seq, reason="test")
+    led.add_batch([NewEntry(content=t.encode()) for t in texts[:900]])
+    led.close()
+    assert fleet.sync(url, Layout(root)).purged == 3
+    with Index.open(root) as index:
+        index.conn.execute(
+            "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memories_fts, 'instance')"
+        )
+        want = index.conn.execute(
+            "SELECT term, doc, count(*) FROM temp.v GROUP BY term, doc"
+        ).fetchall()
+        docs = dict(index.conn.execute("SELECT id, sz FROM memories_fts_docsize").fetchall())
+    got = _rows(url, "SELECT term, unnest(seqs), unnest(tf), unnest(len) FROM mc_postings")
+    assert sorted(got) == sorted(
+        (term_id(t), doc, n, topk.varint(docs[doc])[0]) for t, doc, n in want
+    )
+    blocks = _rows(url, "SELECT block, seqs FROM mc_postings")
+    assert {b for b, _ in blocks} == {0, 1, 2}
+    assert all(
+        seqs == sorted(seqs) and {q // fleet.BLOCK for q in seqs} == {b} for b, seqs in blocks
+    )
 
 
 def test_a_search_across_agents_names_each_hits_agent(tmp_path: Path, url: str) -> None:
@@ -178,10 +213,10 @@ def test_a_rebuild_reads_the_words_once(tmp_path: Path, url: str) -> None:
     _notes(root, "alpha", ["one staging note", "two staging notes"]).close()
     fleet.sync(url, Layout(root))
     before = _rows(url, "SELECT num, fts_rows FROM mc_chains")
-    postings = _rows(url, "SELECT count(*) FROM mc_postings")
+    postings = _rows(url, "SELECT term, block, seqs FROM mc_postings ORDER BY term")
     assert fleet.sync(url, Layout(root), rebuild=True).rebuilt
     assert _rows(url, "SELECT num, fts_rows FROM mc_chains") == before
-    assert _rows(url, "SELECT count(*) FROM mc_postings") == postings
+    assert _rows(url, "SELECT term, block, seqs FROM mc_postings ORDER BY term") == postings
     assert len(fleet_store.search(url, "staging")) == 2
 
 
