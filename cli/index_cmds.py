@@ -513,6 +513,7 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
         f"{what} {result.added:,} new entries of agent {result.agent or '(unnamed)'} "
         f"(chain {result.chain_id[:19]}…) into {where}: {_memories(result.memories)} there"
         + (f"; {result.purged:,} texts withdrawn by redactions" if result.purged else "")
+        + (f"; {result.gc:,} GC decisions of this host mirrored" if result.gc else "")
     )
 
 

@@ -98,7 +98,8 @@ _SCHEMA: Final = (
         built_at bigint NOT NULL,
         synced_at bigint NOT NULL,
         fts_rows bigint NOT NULL DEFAULT 0,
-        fts_tokens bigint NOT NULL DEFAULT 0
+        fts_tokens bigint NOT NULL DEFAULT 0,
+        gc_at bigint NOT NULL DEFAULT 0
     )""",
     """CREATE TABLE IF NOT EXISTS mc_memories (
         id bigint PRIMARY KEY,
@@ -157,7 +158,7 @@ _SCHEMA_LOCK: Final = 0x6D635F666C656574  # "mc_fleet"
 class FleetSync(Value):
     """What one sync of a chain into a fleet database did."""
 
-    __slots__ = ("added", "agent", "chain_id", "memories", "purged", "reason", "rebuilt")
+    __slots__ = ("added", "agent", "chain_id", "gc", "memories", "purged", "reason", "rebuilt")
     chain_id: str
     agent: str
     added: int  # entries read by this sync
@@ -165,6 +166,7 @@ class FleetSync(Value):
     rebuilt: bool  # the chain's rows were dropped and read again
     reason: str | None  # why
     purged: int  # rows already in the database whose text a redaction withdrew
+    gc: int  # rows whose status this host's GC (or a restore) changed since the last sync
 
     def __init__(
         self,
@@ -175,6 +177,7 @@ class FleetSync(Value):
         rebuilt: bool = False,
         reason: str | None = None,
         purged: int = 0,
+        gc: int = 0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "chain_id", chain_id)
@@ -184,6 +187,7 @@ class FleetSync(Value):
         set_(self, "rebuilt", rebuilt)
         set_(self, "reason", reason)
         set_(self, "purged", purged)
+        set_(self, "gc", gc)
 
 
 def safe_url(url: str) -> str:
@@ -353,7 +357,9 @@ def _drop_rows(conn: psycopg.Connection[Any], num: int) -> None:
     conn.execute("DELETE FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi))
     conn.execute("DELETE FROM mc_postings WHERE num = %s", (num,))
     conn.execute("DELETE FROM mc_df WHERE num = %s", (num,))
-    conn.execute("UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0 WHERE num = %s", (num,))
+    conn.execute(
+        "UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0, gc_at = 0 WHERE num = %s", (num,)
+    )
 
 
 #: Take the element of one memory out of a postings row (every array read as it was).
@@ -480,6 +486,58 @@ def _insert(
     return purged
 
 
+def _gc_states(root: Path, since: int) -> list[tuple[int, str, str | None, int]]:
+    """(seq, hash, state, state_at) of the GC and restore decisions memory.db in ``root``
+    made after ``since`` (µs), oldest first; [] when there is no memory.db to read."""
+    import sqlite3
+
+    from .schema import DB_NAME
+
+    path = root / DB_NAME
+    if not path.exists():
+        return []
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute(
+                "SELECT seq, hash, state, state_at FROM usage WHERE state_at > ? ORDER BY state_at",
+                (since,),
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        warnings.warn(
+            f"memory.db's GC decisions were not read ({exc}): the fleet shows them later",
+            IndexWarning,
+            stacklevel=3,
+        )
+        return []
+
+
+def _push_gc(conn: psycopg.Connection[Any], num: int, root: Path) -> int:
+    """Mirror the GC decisions of this host's memory.db (archived, expired, restored) into
+    chain ``num``'s rows; how many rows changed. A row is matched by seq and entry hash
+    (a memory.db of another chain changes nothing), and only a row that is active,
+    archived or expired changes (never a redacted one)."""
+    row = conn.execute("SELECT gc_at FROM mc_chains WHERE num = %s", (num,)).fetchone()
+    decisions = _gc_states(root, int(row[0]) if row else 0)
+    if not decisions:
+        return 0
+    base = num << SHIFT
+    with conn.cursor() as cur:
+        cur.executemany(
+            "UPDATE mc_memories SET status = %s WHERE id = %s AND hash = %s AND status <> %s "
+            "AND status IN ('active', 'archived', 'expired')",
+            [
+                (state or "active", base + seq, h, state or "active")
+                for seq, h, state, _ in decisions
+            ],
+        )
+        changed = cur.rowcount
+    conn.execute("UPDATE mc_chains SET gc_at = %s WHERE num = %s", (decisions[-1][3], num))
+    return max(changed, 0)
+
+
 def sync(
     url: str,
     layout: Layout,
@@ -546,11 +604,19 @@ def sync(
                     if builder.stopped:
                         warnings.warn(builder.stopped, IndexWarning, stacklevel=2)
                         break
+            gc = 0
+            if num:
+                with conn.transaction():
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,)
+                    )
+                    gc = _push_gc(conn, num, layout.root)
             lo, hi = span(num)
             row = conn.execute(
                 "SELECT count(*) FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi)
             ).fetchone()
-            return FleetSync(chain_id, agent, added, row[0] if row else 0, rebuilt, reason, purged)
+            held = row[0] if row else 0
+            return FleetSync(chain_id, agent, added, held, rebuilt, reason, purged, gc)
     finally:
         words.close()
         os.close(fd)

@@ -210,10 +210,11 @@ class FleetStore:
         got: dict[tuple[int, int], int] = {}
         for term, num, seqs, _, _ in rows:
             got[term, num] = got.get((term, num), 0) + len(seqs)
+        asked = set(terms)
         short = [
             pair
             for pair, n in (per_chain or {}).items()
-            if n > got.get(pair, 0) and got.get(pair, 0) < newest
+            if pair[0] in asked and n > got.get(pair, 0) and got.get(pair, 0) < newest
         ]
         if short:
             rows = [r for r in rows if (r[0], r[1]) not in set(short)]
@@ -250,8 +251,17 @@ class FleetStore:
             share = max(1, math.ceil(window / len(self.nums)))
             newest = self._postings(common, newest=share, per_chain=per_chain)
             cut = any(per_chain.get((t, n), 0) > share for t in common for n in self.nums)
-            with_rare = list({p[1] for p in found} - {p[1] for p in newest})
-            found += newest + self._postings(common, ids=with_rare)
+            # each chain's window: its newest ``share`` memories that hold one of the common
+            # words, each with all of those words it holds (as index/topk.py's window)
+            held: dict[int, set[int]] = {}
+            for p in newest:
+                held.setdefault(p[1] >> SHIFT, set()).add(p[1])
+            floor = {
+                num: sorted(ids, reverse=True)[share - 1] if len(ids) >= share else 0
+                for num, ids in held.items()
+            }
+            newest = [p for p in newest if p[1] >= floor[p[1] >> SHIFT]]
+            found += newest + self._postings(common, ids=list({p[1] for p in found}))
         by_term: dict[int, dict[int, int]] = {}
         length: dict[int, int] = {}
         for term, id_, times, size in found:

@@ -242,6 +242,61 @@ def test_a_common_word_across_agents_brings_each_agents_newest(
     assert len(many) == 50  # the window grows with what is asked for
 
 
+def test_a_window_of_common_words_is_one_for_all_of_them(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two common words: each chain's window is its newest memories that hold either
+    (index/topk.py's window), and a memory in it is scored with every word it holds."""
+    texts = [f"deploy note {n}" if n % 2 else f"staging note {n}" for n in range(1, 31)]
+    texts[20] = "deploy and staging note 21"  # seq 21, older than the window of 5
+    texts[27] = "staging, then deploy 28"  # seq 28, inside it
+    _notes(tmp_path / "a", "alpha", texts).close()
+    fleet.sync(url, Layout(tmp_path / "a"))
+    monkeypatch.setattr(topk, "BOUND", 5)
+    hits = fleet_store.search(url, "deploy staging", limit=5)
+    assert hits[0].seq == 28  # both words, in the window
+    assert sorted(h.seq for h in hits) == [26, 27, 28, 29, 30]
+    wider = fleet_store.search(url, "deploy staging", limit=10)  # the window grows
+    assert [h.seq for h in wider][:2] == [28, 21]
+
+
+def test_what_an_agents_gc_archived_the_fleet_does_not_show(tmp_path: Path, url: str) -> None:
+    """GC decides in memory.db (index/gc.py): a sync mirrors its decisions, matched by seq
+    and entry hash, so a fleet search shows what the agent's own search shows; a restore
+    on the host shows it again."""
+    import time
+
+    from memory_chain.index.gc import collect, restore
+
+    root = tmp_path / "a"
+    led = Ledger.init(root, name="alpha")
+    led.add_batch(
+        [
+            NewEntry(content=b"the old staging box was called owl", importance=10),
+            NewEntry(content=b"the staging box is now called hawk", tier="committed"),
+        ]
+    )
+    led.close()
+    fleet.sync(url, Layout(root))
+    assert len(fleet_store.search(url, "staging box")) == 2
+    later = time.time_ns() // 1000 + 60 * 86_400_000_000  # two months on
+    with Index.open(root, clock=lambda: later) as index:
+        assert [d.seq for d in collect(index).decisions] == [1]
+        assert [h.seq for h in search(index, "staging box", record=False)] == [2]
+    synced = fleet.sync(url, Layout(root))
+    assert synced.gc == 1
+    assert [h.seq for h in fleet_store.search(url, "staging box")] == [2]
+    assert [h.seq for h in fleet_store.search(url, "staging box", include_archived=True)] == [
+        2,
+        1,
+    ]
+    assert fleet.sync(url, Layout(root)).gc == 0  # each decision once
+    with Index.open(root, clock=lambda: later + 1) as index:
+        assert restore(index, 1) == [1]
+    assert fleet.sync(url, Layout(root)).gc == 1
+    assert sorted(h.seq for h in fleet_store.search(url, "staging box")) == [1, 2]
+
+
 def test_a_fleet_of_version_1_is_made_again(tmp_path: Path, url: str) -> None:
     """The tables of version 1 (rows without words) are dropped with a warning; the chain
     is read again at its next sync."""
