@@ -303,17 +303,33 @@ def curate(
 
 
 @click.group("review", context_settings=CONTEXT_SETTINGS, invoke_without_command=True)
+@click.option(
+    "--fleet",
+    is_flag=True,
+    help="List what waits in every agent's chain in the fleet's PostgreSQL database instead "
+    "(`memory-chain index`); its URL as `index` finds it.",
+)
+@click.option("--url", metavar="URL", default=None, help="That database (implies --fleet).")
+@click.option(
+    "--agent", "agents", multiple=True, metavar="NAME", help="With --fleet: only this agent."
+)
 @workspace_options
 @dir_option
 @json_option
 @click.pass_context
-def review(ctx: click.Context, as_json: bool) -> None:
+def review(
+    ctx: click.Context, fleet: bool, url: str | None, agents: tuple[str, ...], as_json: bool
+) -> None:
     """List what was remembered automatically and waits for a person (issue 23).
 
     Entries an agent or capture wrote into a MEMORY.md are shown at session
     start as dated notes, not as guidance, and (in review mode, the default)
     reach the chain only once approved here. Approve, edit or reject them by
     the id this list prints; a rejected text is never captured again.
+
+    With --fleet, list instead the memories in the chains of every agent
+    (or --agent) in the fleet's database that an agent or capture wrote
+    and no person approved; each is approved on its agent's host.
 
     \b
     Example:
@@ -323,7 +339,14 @@ def review(ctx: click.Context, as_json: bool) -> None:
         memory-chain review reject user:9
     """
     if ctx.invoked_subcommand is not None:
+        if fleet or url or agents:
+            raise click.UsageError("--fleet, --url and --agent only list; approve on the host")
         return
+    if fleet or url is not None:
+        _fleet_review(url, list(agents) or None, as_json)
+        return
+    if agents:
+        raise click.UsageError("--agent names a chain of the fleet: give --fleet too")
     from memory_chain.capture.review import pending
 
     waiting = pending(open_workspace())
@@ -338,6 +361,27 @@ def review(ctx: click.Context, as_json: bool) -> None:
         ref = f", from {w.ref}" if w.ref else ""
         click.echo(f"{w.id:<12} [{w.section}] {w.text}  ({w.origin}{when}{ref})")
     click.echo(f"{len(waiting)} wait: `memory-chain review approve|edit|reject ID`")
+
+
+def _fleet_review(url: str | None, agents: list[str] | None, as_json: bool) -> None:
+    """``review --fleet``: the fleet's review queue (index/fleet_store.py ``notes``)."""
+    from memory_chain.index import fleet, fleet_store
+
+    url = url or os.environ.get("MEMORY_CHAIN_INDEX_URL") or fleet.configured_url(data_dir())
+    found = fleet_store.notes(url, agents=agents)
+    if as_json:
+        emit_json(found)
+        return
+    if not found["per_agent"]:
+        click.echo("nothing waits for review in the fleet")
+        return
+    for w in found["waiting"]:
+        text = " ".join(w["text"].split())
+        click.echo(
+            f"{w['agent']}:{w['seq']:<6} {w['ts'][:10]}  {w['type']} ({w['origin']})  {text}"
+        )
+    counts = ", ".join(f"{a or '(unnamed)'} {n:,}" for a, n in found["per_agent"].items())
+    click.echo(f"waiting, by agent: {counts}; approve each on its agent's host")
 
 
 @review.command("approve", context_settings=CONTEXT_SETTINGS)

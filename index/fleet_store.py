@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 from memory_chain.chain.format.errors import InputError
 
 from . import topk
-from .fleet import BLOCK, SHIFT, safe_url, span
+from .fleet import BLOCK, SHIFT, span
 from .query import Hit, rank
 from .settings import Settings, Weights
 from .store import Filter, Match
@@ -44,7 +44,7 @@ from .words import Words, term_id
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["FleetStore", "search"]
+__all__ = ["FleetStore", "notes", "search"]
 
 #: A row as index/store.py COLUMNS reads it (no usage in a fleet: access count 0).
 COLUMNS: Final = (
@@ -418,6 +418,48 @@ def search(
     return hits
 
 
-def describe(url: str) -> str:
-    """Where a fleet search reads, to print."""
-    return safe_url(url)
+#: What waits for a person, as index/query.py Hit.role says: an agent's or capture's words
+#: (not a person's, not a tool's or a quotation, which are withheld) no person approved.
+_NOTE: Final = (
+    "m.status = 'active' AND m.content IS NOT NULL AND m.origin IN ('agent', 'capture') "
+    "AND m.approved IS NULL"
+)
+
+
+def notes(url: str, *, agents: list[str] | None = None, limit: int = 50) -> dict[str, Any]:
+    """The fleet's review queue: the chain memories of ``agents`` (or of all) that an agent
+    or capture wrote and no person approved (shown to agents as notes, not guidance), the
+    newest ``limit`` first, and how many each agent has. Approving one is its agent's
+    host's to do (`memory-chain review`, signed into its chain): the fleet shows it
+    approved at that chain's next sync."""
+    from .fleet import _session
+
+    with _session(url) as conn:
+        chosen = _chosen(conn, agents)
+        nums = sorted(chosen)
+        rows = conn.execute(
+            "SELECT m.id, m.seq, m.type, m.origin, m.ts, m.content FROM mc_memories m "
+            f"WHERE {_NOTE} AND m.id >> {SHIFT} = ANY(%s) ORDER BY m.created DESC, m.id DESC "
+            "LIMIT %s",
+            (nums, limit),
+        ).fetchall()
+        counts = conn.execute(
+            f"SELECT m.id >> {SHIFT}, count(*) FROM mc_memories m "
+            f"WHERE {_NOTE} AND m.id >> {SHIFT} = ANY(%s) GROUP BY 1",
+            (nums,),
+        ).fetchall()
+    return {
+        "waiting": [
+            {
+                "agent": chosen[i >> SHIFT][1],
+                "chain": chosen[i >> SHIFT][0],
+                "seq": seq,
+                "type": kind,
+                "origin": origin,
+                "ts": ts,
+                "text": text,
+            }
+            for i, seq, kind, origin, ts, text in rows
+        ],
+        "per_agent": {chosen[n][1]: c for n, c in sorted(counts)},
+    }
