@@ -211,13 +211,13 @@ class FleetStore:
         for term, num, seqs, _, _ in rows:
             got[term, num] = got.get((term, num), 0) + len(seqs)
         asked = set(terms)
-        short = [
+        short = {
             pair
             for pair, n in (per_chain or {}).items()
             if pair[0] in asked and n > got.get(pair, 0) and got.get(pair, 0) < newest
-        ]
+        }
         if short:
-            rows = [r for r in rows if (r[0], r[1]) not in set(short)]
+            rows = [r for r in rows if (r[0], r[1]) not in short]
             rows += self.conn.execute(
                 "SELECT term, num, seqs, tf, len FROM mc_postings "
                 "WHERE (term, num) IN (SELECT * FROM unnest(%s::bigint[], %s::integer[]))",

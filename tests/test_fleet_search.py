@@ -393,3 +393,17 @@ def test_the_fleets_review_queue_lists_each_agents_unapproved_notes(
     assert "waiting, by agent: alpha 2; approve each on its agent's host" in out.out
     assert cli.run("review", "--url", url, "--agent", "beta").out.startswith("nothing waits")
     assert cli.run("review", "--agent", "beta").code == 2
+
+
+def test_a_sparse_common_word_is_read_past_its_last_two_blocks(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A common word's newest memories are read from its last two postings blocks; when
+    those hold fewer than the window and the chain has more, all of its blocks are read."""
+    texts = [f"note {n}" + (" about the owl" if n % 500 == 0 else "") for n in range(1, 3001)]
+    _notes(tmp_path / "a", "alpha", texts).close()
+    fleet.sync(url, Layout(tmp_path / "a"))
+    assert len(_rows(url, "SELECT 1 FROM mc_postings WHERE term = %s", term_id("owl"))) == 3
+    monkeypatch.setattr(topk, "BOUND", 2)  # "owl" (6 memories) is common
+    found = fleet_store.search(url, "owl", limit=40)  # a window of 2 x 4
+    assert sorted(h.seq for h in found) == [500, 1000, 1500, 2000, 2500, 3000]
