@@ -106,6 +106,7 @@ def searches(url: str, roots: list[Path], agents: int, per: int) -> list[str]:
     name = f"agent-{len(roots) // 2:04d}"
     out = []
     with Index.open(one) as index:
+        index.semantic = False  # the fleet is lexical: so is the comparison
         for kind, queries in query_classes(agents, per).items():
             fleet_store.search(url, queries[0])  # warm the server's caches once a class
             every = _timed(lambda q: fleet_store.search(url, q, limit=10), queries)

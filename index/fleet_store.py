@@ -182,14 +182,18 @@ class FleetStore:
         if ids is not None:
             if not ids:
                 return []
-            places = sorted({(i >> SHIFT, (i & _MASK) // BLOCK) for i in ids})
+            # each memory's element of each word's row of its block, found by the server
+            wanted = sorted(set(ids))
             rows = self.conn.execute(
-                "SELECT term, num, seqs, tf, len FROM mc_postings WHERE term = ANY(%s) AND "
-                "(num, block) IN (SELECT * FROM unnest(%s::integer[], %s::integer[]))",
-                (terms, [n for n, _ in places], [b for _, b in places]),
+                "SELECT p.term, m.num, m.seq, p.tf[x.i], p.len[x.i] "
+                "FROM unnest(%s::integer[], %s::integer[]) AS m (num, seq) "
+                "JOIN mc_postings p ON p.term = ANY(%s) AND p.num = m.num "
+                f"AND p.block = m.seq / {BLOCK} "
+                "CROSS JOIN LATERAL (SELECT array_position(p.seqs, m.seq) AS i) x "
+                "WHERE x.i IS NOT NULL",
+                ([i >> SHIFT for i in wanted], [i & _MASK for i in wanted], terms),
             ).fetchall()
-            wanted = set(ids)
-            return [p for p in _expand(rows) if p[1] in wanted]
+            return [(t, (n << SHIFT) + q, tf, size) for t, n, q, tf, size in rows]
         if newest is None:
             rows = self.conn.execute(
                 "SELECT term, num, seqs, tf, len FROM mc_postings "
