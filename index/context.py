@@ -27,9 +27,9 @@ from memory_chain.chain.format.values import Record, Value
 
 from .db import Index
 from .integrity import Integrity
-from .query import Hit, query_terms, score_row, text_parts
+from .query import Hit, SqliteStore, query_terms, score_row, text_parts
 from .settings import Weights
-from .store import COLUMNS, Filter, SqliteStore
+from .store import COLUMNS, Filter
 from .sync import estimate_tokens
 
 __all__ = ["DEFAULT_BUDGET", "Context", "build_context"]

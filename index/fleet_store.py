@@ -125,7 +125,7 @@ class FleetStore:
 
     @staticmethod
     def where(f: Filter) -> tuple[str, list[Any]]:
-        """SQL condition on ``mc_memories m`` and its parameters (index/store.py's
+        """SQL condition on ``mc_memories m`` and its parameters (index/query.py's
         SqliteStore.where, in PostgreSQL's words)."""
         args: list[Any] = []
         if f.include_archived:

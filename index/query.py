@@ -32,22 +32,24 @@ empty strings cannot raise a syntax error.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Final
 
 from memory_chain.chain.format.patterns import lazy
 from memory_chain.chain.format.values import Record
 
 from .budget import pack
-from .db import Index
+from .db import Index, not_superseded, visible
 from .kinds import members
 from .settings import DAY_US, Weights
-from .store import Filter, SqliteStore, Store
+from .store import COLUMNS, Filter, Match, Store, listed
 from .turns import Place, asks, spread, together
 from .verbs import past_forms
 
 __all__ = [
     "STOP_WORDS",
     "Hit",
+    "SqliteStore",
     "asks_recent",
     "bm25_floor",
     "elsewhere",
@@ -739,6 +741,138 @@ def spread_order(store: Store | Index, seqs: list[int | None]) -> list[int]:
         [loose if s is None else places.get(s, loose) for s in seqs],
         [s if s in turns else None for s in seqs],
     )
+
+
+class SqliteStore:
+    """The reads of a ranking from an open memory.db (index/db.py ``Index``)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    @property
+    def weights(self) -> Weights:
+        return self.index.settings.weights
+
+    def now(self) -> int:
+        return self.index.now()
+
+    def cutoff(self, now: int) -> int:
+        return self.index.cutoff(now)
+
+    def max_access(self) -> int:
+        return self.index.max_access()
+
+    def record_access(self, ids: Iterable[int]) -> None:
+        self.index.record_access(ids)
+
+    @staticmethod
+    def where(f: Filter) -> tuple[str, dict[str, Any]]:
+        """SQL condition on memories ``m`` and its parameters."""
+        if f.include_archived:
+            where = "m.status IN ('active', 'archived', 'expired') AND m.content IS NOT NULL"
+            if not f.include_superseded:
+                where += f" AND {not_superseded('m')}"
+        else:
+            where = visible("m", include_superseded=f.include_superseded)
+        params: dict[str, Any] = {"cutoff": f.cutoff}
+        for column, value in (
+            ("type", f.type_),
+            ("tier", f.tier),
+            ("source", f.source),
+        ):
+            if value is not None:
+                where += f" AND m.{column} = :{column}"
+                params[column] = value
+        if f.below is not None:
+            where += " AND m.seq < :below"
+            params["below"] = f.below
+        if f.since is not None:
+            where += " AND m.created >= :since"
+            params["since"] = f.since
+        if f.until is not None:
+            where += " AND m.created < :until"
+            params["until"] = f.until
+        return where, params
+
+    def matches(self, terms: list[str], pool: int, where: Filter) -> tuple[list[Match], int]:
+        """A query with a word in more than topk.BOUND memories is ranked at a cost
+        bounded by the pool (index/topk.py); any other by FTS5's bm25."""
+        from . import topk
+
+        conn = self.index.conn
+        ranked = topk.best(conn, "memories_fts", terms, pool)
+        if ranked is not None:
+            found, cut = ranked
+            top = found[:pool]
+            got = {r[0]: r for r in self._rows([s for s, _ in top], where, flag=True)}
+            kept = [(got[s][:16], b) for s, b in top if s in got and got[s][16]]
+            return kept, pool if cut else len(top)
+        sql, params = self.where(where)
+        rows = conn.execute(
+            f"SELECT {COLUMNS}, f.b, {sql} FROM ("
+            "  SELECT rowid AS id, -bm25(memories_fts) AS b FROM memories_fts"
+            "  WHERE memories_fts MATCH :match ORDER BY rank LIMIT :pool"
+            ") f JOIN memories m ON m.seq = f.id ORDER BY f.b DESC, m.seq DESC",
+            {**params, "match": " OR ".join(topk.phrase(t) for t in terms), "pool": pool},
+        ).fetchall()
+        return [(r[:16], r[16]) for r in rows if r[17]], len(rows)
+
+    def floor(self) -> float:
+        return bm25_floor(self.index)
+
+    def _rows(self, ids: list[int], f: Filter, *, flag: bool = False) -> list[tuple[Any, ...]]:
+        """The rows of these memories that pass ``f`` (with ``flag``: of all of them, each
+        followed by whether it passes)."""
+        if not ids:
+            return []
+        sql, params = self.where(f)
+        rows = self.index.conn.execute(
+            f"SELECT {COLUMNS}, {sql} FROM memories m WHERE m.seq IN ({listed(ids)})", params
+        ).fetchall()
+        return rows if flag else [r[:16] for r in rows if r[16]]
+
+    def rows(self, ids: list[int], where: Filter) -> list[tuple[Any, ...]]:
+        return self._rows(ids, where)
+
+    def semantic(self, query: str, k: int) -> dict[int, float]:
+        return semantic_parts(self.index, query, k)
+
+    def dated(self, lo: str, hi: str, pool: int) -> list[tuple[int, Any, Any, Any]]:
+        read_times(self.index)
+        return self.index.conn.execute(
+            "SELECT seq, about_from, about_to, said FROM memories "
+            "WHERE (about_from <= :hi AND about_to >= :lo) OR (said BETWEEN :lo AND :hi) "
+            "ORDER BY seq DESC LIMIT :pool",
+            {"lo": lo, "hi": hi, "pool": pool},
+        ).fetchall()
+
+    def after(self, ids: list[int]) -> list[tuple[Any, ...]]:
+        if not ids:
+            return []
+        return self.index.conn.execute(
+            "SELECT m.seq, m.session, m.said, m.created, n.seq, n.session, n.said, n.created, "
+            "n.content FROM memories m JOIN memories n ON n.seq = "
+            "(SELECT min(x.seq) FROM memories x WHERE x.seq > m.seq) "
+            f"WHERE m.seq IN ({listed(ids)})"
+        ).fetchall()
+
+    def heads(self, lo: int, hi: int) -> Iterable[tuple[int, Any, str]]:
+        return self.index.conn.execute(
+            "SELECT seq, session, substr(content, 1, 64) FROM memories "
+            "WHERE seq BETWEEN ? AND ? AND content IS NOT NULL",
+            (lo, hi),
+        )
+
+    def places(self, ids: list[int]) -> Iterable[tuple[int, Any, Any, int, str | None]]:
+        return self.index.conn.execute(
+            "SELECT seq, session, said, created, substr(content, 1, 64) FROM memories "
+            f"WHERE seq IN ({listed(ids) or -1})"
+        )
+
+    def chain_of(self, id_: int) -> int:
+        return 0
 
 
 def search(

@@ -19,7 +19,6 @@ from memory_chain.chain.store.ledger import Ledger
 from memory_chain.index import query, vectors
 from memory_chain.index.db import Index
 from memory_chain.index.query import bm25_floor, search, speakers, without_speakers
-from memory_chain.index.store import SqliteStore
 
 CHAT = [
     ("Hana", "Happy new year! How are you doing?"),
@@ -201,7 +200,7 @@ def test_a_word_that_begins_memories_without_a_colon_is_no_speaker(tmp_path: Pat
     led.close()
     with Index.open(tmp_path / "d") as index:
         assert speakers(index, "Which Postgres version is in staging?") == ["Postgres"]
-        assert query.elsewhere(SqliteStore(index), ["Postgres"], {1: None, 2: None}) == set()
+        assert query.elsewhere(query.SqliteStore(index), ["Postgres"], {1: None, 2: None}) == set()
 
 
 def test_a_turn_far_from_any_of_the_speakers_turns_is_elsewhere(tmp_path: Path) -> None:
@@ -219,7 +218,7 @@ def test_a_turn_far_from_any_of_the_speakers_turns_is_elsewhere(tmp_path: Path) 
     led.close()
     with Index.open(tmp_path / "d") as index:
         sessions = {seq: ("b" if seq == w + 3 else "a") for seq in range(2, w + 4)}
-        assert query.elsewhere(SqliteStore(index), ["Ravi"], sessions) == {w + 2, w + 3}
+        assert query.elsewhere(query.SqliteStore(index), ["Ravi"], sessions) == {w + 2, w + 3}
 
 
 #: Three hand-written held-out parts in one store, lexically (benchmarks/recall.py
