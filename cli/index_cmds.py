@@ -46,12 +46,11 @@ def _fleet_search(
     query: str,
     url: str | None,
     agents: list[str] | None,
-    *,
     as_json: bool,
+    scope: str | None,
     since: Any,
     until: Any,
-    scope: str | None,
-    **given: Any,
+    given: dict[str, Any],
 ) -> None:
     """``search --fleet``: the fleet's chains (index/fleet_store.py), not this directory."""
     import os
@@ -208,25 +207,19 @@ def search(
         memory-chain search release --since 2026-11-01 --offset 10
         memory-chain search "staging database" --fleet --agent reviewer
     """
+    given = {
+        "limit": limit,
+        "max_tokens": max_tokens,
+        "type_": type_,
+        "tier": tier,
+        "include_archived": include_archived,
+        "include_superseded": include_superseded,
+        "weights": _weights(weights),
+        "source": source,
+        "offset": offset,
+    }
     if fleet or url is not None:
-        _fleet_search(
-            query,
-            url,
-            list(agents) or None,
-            as_json=as_json,
-            limit=limit,
-            max_tokens=max_tokens,
-            type_=type_,
-            tier=tier,
-            include_archived=include_archived,
-            include_superseded=include_superseded,
-            weights=_weights(weights),
-            source=source,
-            since=since,
-            until=until,
-            offset=offset,
-            scope=scope,
-        )
+        _fleet_search(query, url, list(agents) or None, as_json, scope, since, until, given)
         return
     if agents:
         from memory_chain.chain.format.errors import InputError
@@ -239,18 +232,10 @@ def search(
         open_workspace(),
         query,
         as_json=as_json,
-        limit=limit,
-        max_tokens=max_tokens,
-        type_=type_,
-        tier=tier,
-        include_archived=include_archived,
-        include_superseded=include_superseded,
-        weights=_weights(weights),
-        source=source,
         scope=scope,
         since=since.date() if since else None,
         until=until.date() if until else None,
-        offset=offset,
+        **given,
     )
     if note:
         click.echo(note, err=True)

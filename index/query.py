@@ -875,40 +875,10 @@ class SqliteStore:
         return 0
 
 
-def search(
-    index: Index,
-    query: str,
-    *,
-    limit: int = 10,
-    max_tokens: int | None = None,
-    type_: str | None = None,
-    tier: str | None = None,
-    include_archived: bool = False,
-    include_superseded: bool = False,
-    weights: Weights | None = None,
-    record: bool = True,
-    source: str | None = None,
-    since: int | None = None,
-    until: int | None = None,
-    offset: int = 0,
-) -> list[Hit]:
-    """The best memories of memory.db for ``query`` (``rank``)."""
-    return rank(
-        SqliteStore(index),
-        query,
-        limit=limit,
-        max_tokens=max_tokens,
-        type_=type_,
-        tier=tier,
-        include_archived=include_archived,
-        include_superseded=include_superseded,
-        weights=weights,
-        record=record,
-        source=source,
-        since=since,
-        until=until,
-        offset=offset,
-    )
+def search(index: Index, query: str, **given: Any) -> list[Hit]:
+    """The best memories of memory.db for ``query``: ``rank`` over its SqliteStore, with
+    rank's keywords (limit, max_tokens, filters, weights, record, offset)."""
+    return rank(SqliteStore(index), query, **given)
 
 
 def rank(

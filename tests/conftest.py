@@ -100,6 +100,25 @@ def populated(raw: Cli) -> Cli:
 # -- a real EVM node for the anchor tests (tests/test_anchor_*.py; see tests/helpers/anvil.py) --
 
 
+@pytest.fixture(scope="module")
+def pg() -> Iterator[str]:
+    """A PostgreSQL server (Debian's, in a temporary cluster) for a test module."""
+    from helpers.postgres import server
+
+    with server() as url:
+        yield url
+
+
+@pytest.fixture
+def url(pg: str, request: pytest.FixtureRequest) -> str:
+    """A database of the test's own on the module's PostgreSQL server."""
+    import re
+
+    from helpers.postgres import fresh_database
+
+    return fresh_database(pg, re.sub(r"\W", "_", request.node.name)[:50].lower())
+
+
 @pytest.fixture(scope="session")
 def anvil() -> Iterator[Anvil]:
     """One anvil for the whole session on a free loopback port; stopped at the end.

@@ -7,17 +7,15 @@ loopback port: tests/helpers/postgres.py), each in a database of its own.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.cli import SCRIPT, Cli
-from helpers.postgres import fresh_database, server
+from helpers.postgres import rows as _rows
 
 from memory_chain.chain.format.canonical import b3
 from memory_chain.chain.format.config import Layout
@@ -26,25 +24,6 @@ from memory_chain.chain.lifecycle.redact import redact
 from memory_chain.chain.store.ledger import Ledger
 from memory_chain.index import fleet
 from memory_chain.index.db import Index
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[str]:
-    with server() as url:
-        yield url
-
-
-@pytest.fixture
-def url(pg: str, request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"\W", "_", request.node.name)[:50].lower()
-    return fresh_database(pg, name)
-
-
-def _rows(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def _chain(root: Path, name: str, texts: list[str]) -> Ledger:

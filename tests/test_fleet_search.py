@@ -6,16 +6,13 @@ Against a real server (Debian's postgresql in a temporary cluster: tests/helpers
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers.cli import Cli
-from helpers.postgres import fresh_database, server
+from helpers.postgres import rows as _rows
 
 from memory_chain.chain.format.config import Layout
 from memory_chain.chain.format.errors import InputError
@@ -29,25 +26,6 @@ from memory_chain.index.words import Words, term_id
 
 sys.path.insert(0, str(Path(__file__).parent / "corpora"))
 from recall_gen import conversations
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[str]:
-    with server() as url:
-        yield url
-
-
-@pytest.fixture
-def url(pg: str, request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"\W", "_", request.node.name)[:50].lower()
-    return fresh_database(pg, name)
-
-
-def _rows(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def _conversation(root: Path, index: int) -> tuple[Ledger, list[str]]:

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +95,11 @@ def fresh_database(url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return url.rsplit("/", 1)[0] + "/" + name
+
+
+def rows(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` selects in the database at ``url``."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchall()
