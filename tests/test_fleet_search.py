@@ -47,6 +47,24 @@ def _conversation(root: Path, index: int) -> tuple[Ledger, list[str]]:
     return led, [q.text for q in conv.questions]
 
 
+#: Every posting of the fleet as (word id, seq, tf, len).
+_UNPACKED = "SELECT term, unnest(seqs), unnest(tf), unnest(len) FROM mc_postings"
+
+
+def _fts5_postings(root: Path) -> list[tuple[int, int, int, int]]:
+    """(word id, seq, tf, len) of every word of memory.db's memories_fts, sorted, as FTS5
+    holds them (its fts5vocab instances and its docsize)."""
+    with Index.open(root) as index:
+        index.conn.execute(
+            "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memories_fts, 'instance')"
+        )
+        want = index.conn.execute(
+            "SELECT term, doc, count(*) FROM temp.v GROUP BY term, doc"
+        ).fetchall()
+        docs = dict(index.conn.execute("SELECT id, sz FROM memories_fts_docsize").fetchall())
+    return sorted((term_id(t), doc, n, topk.varint(docs[doc])[0]) for t, doc, n in want)
+
+
 def _notes(root: Path, name: str, texts: list[str]) -> Ledger:
     led = Ledger.init(root, name=name)
     led.add_batch([NewEntry(content=t.encode()) for t in texts])
@@ -86,22 +104,13 @@ def test_the_fleets_words_are_fts5s_words(tmp_path: Path, url: str) -> None:
     )
     led.close()
     fleet.sync(url, Layout(tmp_path / "a"))
+    want = _fts5_postings(tmp_path / "a")
+    assert sorted(_rows(url, _UNPACKED)) == want
     with Index.open(tmp_path / "a") as index:
-        index.conn.execute(
-            "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memories_fts, 'instance')"
-        )
-        want = index.conn.execute(
-            "SELECT term, doc, count(*) FROM temp.v GROUP BY term, doc"
-        ).fetchall()
-        docs = dict(index.conn.execute("SELECT id, sz FROM memories_fts_docsize").fetchall())
         rows, avg = topk.fts_row_stats(index.conn, "memories_fts")
-    got = _rows(url, "SELECT term, unnest(seqs), unnest(tf), unnest(len) FROM mc_postings")
-    assert sorted(got) == sorted(
-        (term_id(t), doc, n, topk.varint(docs[doc])[0]) for t, doc, n in want
-    )
     df: dict[int, int] = {}
-    for t, _, _ in want:
-        df[term_id(t)] = df.get(term_id(t), 0) + 1
+    for term, _, _, _ in want:  # a word's memories
+        df[term] = df.get(term, 0) + 1
     assert dict(_rows(url, "SELECT term, df FROM mc_df")) == df
     assert _rows(url, "SELECT fts_rows, fts_tokens FROM mc_chains") == [(rows, round(avg * rows))]
 
@@ -122,18 +131,7 @@ def test_postings_over_many_blocks_follow_appends_and_redactions(tmp_path: Path,
     led.add_batch([NewEntry(content=t.encode()) for t in texts[:900]])
     led.close()
     assert fleet.sync(url, Layout(root)).purged == 3
-    with Index.open(root) as index:
-        index.conn.execute(
-            "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memories_fts, 'instance')"
-        )
-        want = index.conn.execute(
-            "SELECT term, doc, count(*) FROM temp.v GROUP BY term, doc"
-        ).fetchall()
-        docs = dict(index.conn.execute("SELECT id, sz FROM memories_fts_docsize").fetchall())
-    got = _rows(url, "SELECT term, unnest(seqs), unnest(tf), unnest(len) FROM mc_postings")
-    assert sorted(got) == sorted(
-        (term_id(t), doc, n, topk.varint(docs[doc])[0]) for t, doc, n in want
-    )
+    assert sorted(_rows(url, _UNPACKED)) == _fts5_postings(root)
     blocks = _rows(url, "SELECT block, seqs FROM mc_postings")
     assert {b for b, _ in blocks} == {0, 1, 2}
     assert all(
