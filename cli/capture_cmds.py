@@ -367,7 +367,7 @@ def _fleet_review(url: str | None, agents: list[str] | None, as_json: bool) -> N
     """``review --fleet``: the fleet's review queue (index/fleet_store.py ``notes``)."""
     from memory_chain.index import fleet, fleet_store
 
-    url = url or os.environ.get("MEMORY_CHAIN_INDEX_URL") or fleet.configured_url(data_dir())
+    url = url or fleet.configured_url(data_dir())
     found = fleet_store.notes(url, agents=agents)
     if as_json:
         emit_json(found)

@@ -53,14 +53,12 @@ def _fleet_search(
     given: dict[str, Any],
 ) -> None:
     """``search --fleet``: the fleet's chains (index/fleet_store.py), not this directory."""
-    import os
-
     from memory_chain.chain.format.errors import InputError
     from memory_chain.index import fleet, fleet_store
 
     if scope is not None:
         raise InputError("--scope searches a workspace, which a fleet search does not read")
-    url = url or os.environ.get("MEMORY_CHAIN_INDEX_URL") or fleet.configured_url(data_dir())
+    url = url or fleet.configured_url(data_dir())
     day = 86_400_000_000
     hits = fleet_store.search(
         url,

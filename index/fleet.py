@@ -201,12 +201,16 @@ def safe_url(url: str) -> str:
 
 
 def configured_url(data_dir: Path) -> str:
-    """config.json's ``index.url`` in ``data_dir``, or a one-line error saying where a
+    """The fleet's URL when no --url is given: ``$MEMORY_CHAIN_INDEX_URL``, else
+    config.json's ``index.url`` in ``data_dir``, else a one-line error saying where a
     fleet's URL comes from."""
     from memory_chain.chain.format.config import Config
 
     from .settings import settings_from_config
 
+    given = os.environ.get("MEMORY_CHAIN_INDEX_URL")
+    if given:
+        return given
     url = settings_from_config(Config.load(Layout(data_dir), reader=True).data).url
     if url is None:
         raise InputError(

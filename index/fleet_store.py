@@ -12,9 +12,10 @@ benchmarks/recall.py ``--url``). What differs is where bm25 comes from:
   the statistics of the chains searched: one agent's search counts that
   agent's memories only, as its memory.db does.
 - A word in at most topk.BOUND of the memories searched brings all of them.
-  A commoner word brings, of each chain searched, the newest of its memories
-  that hold it (an equal share of ``BOUND * (pool // 20)``), and the rows
-  that hold one of the rarer words; its frequency is exact. The cost of a
+  The commoner words bring, of each chain searched, its newest memories that
+  hold one of them (an equal share of ``BOUND * (pool // 20)``: the chain's
+  window), each with every word of the query it holds, and so do the
+  memories a rarer word brought; their frequencies are exact. The cost of a
   search is then bounded by BOUND and the number of chains, not by their
   size (specs/INDEX.md 7.4). memory.db's bound (index/topk.py) also looks
   further back for rows that hold two common words; this one does not.
@@ -116,12 +117,12 @@ class FleetStore:
 
     # -- where -------------------------------------------------------------
 
-    def _scope(self, column: str = "m.id") -> tuple[str, list[Any]]:
-        """SQL condition: ``column`` is an id of one of the chains searched."""
+    def _scope(self) -> tuple[str, list[Any]]:
+        """SQL condition: ``m.id`` is the id of a memory of one of the chains searched."""
         if len(self.nums) == 1:
             lo, hi = span(self.nums[0])
-            return f"{column} >= %s AND {column} < %s", [lo, hi]
-        return f"{column} >> {SHIFT} = ANY(%s)", [self.nums]
+            return "m.id >= %s AND m.id < %s", [lo, hi]
+        return f"m.id >> {SHIFT} = ANY(%s)", [self.nums]
 
     @staticmethod
     def where(f: Filter) -> tuple[str, list[Any]]:

@@ -514,14 +514,14 @@ def time_parts(
     return parts, store.rows(list(parts), where)
 
 
-def once(hits: list[Hit], store: Store | None = None) -> list[Hit]:
+def once(hits: list[Hit], store: Store) -> list[Hit]:
     """``hits`` with each text once: the best ranked of memories with the same content
     (the same words added twice, in two sessions) stands for all of them; in a fleet,
     once per chain (``store.chain_of``)."""
     seen: set[tuple[int, str]] = set()
     out = []
     for h in hits:
-        key = (0 if store is None else store.chain_of(h.seq), h.content_hash)
+        key = (store.chain_of(h.seq), h.content_hash)
         if key not in seen:
             seen.add(key)
             out.append(h)
@@ -719,7 +719,7 @@ def shown(store: Store, page: list[Hit]) -> list[Hit]:
     return [page[i] for i in spread_order(store, [h.seq for h in page])]
 
 
-def spread_order(store: Store | Index, seqs: list[int | None]) -> list[int]:
+def spread_order(store: Store, seqs: list[int | None]) -> list[int]:
     """index/turns.py ``spread`` of a page of results, each a chain memory (its seq) or
     not (None: a workspace entry, which names no session). A memory without a session
     counts as a turn there (its seq handed on) when its text opens with a speaker's
@@ -728,8 +728,6 @@ def spread_order(store: Store | Index, seqs: list[int | None]) -> list[int]:
     search is reordered on its own."""
     if len(seqs) < 3:
         return list(range(len(seqs)))
-    if isinstance(store, Index):
-        store = SqliteStore(store)
     places: dict[int, Place] = {}
     turns: set[int] = set()
     for seq, session, said, created, head in store.places([s for s in seqs if s is not None]):

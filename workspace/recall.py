@@ -27,6 +27,7 @@ from memory_chain.index.db import Index
 from memory_chain.index.query import (
     VEC_POOL,
     Hit,
+    SqliteStore,
     bm25_floor,
     fts_query,
     fuse,
@@ -268,4 +269,5 @@ def search(
             continue
         out.append(f)
     # the best turn of each session first, as the chain's search shows its page
-    return [out[i] for i in spread_order(index, [f.chain.seq if f.chain else None for f in out])]
+    order = spread_order(SqliteStore(index), [f.chain.seq if f.chain else None for f in out])
+    return [out[i] for i in order]
