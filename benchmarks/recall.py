@@ -393,21 +393,31 @@ def run(part: str, *, semantic: bool = False, count: int = 60) -> tuple[Tally, T
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def ask_fleet(built: list[Built], url: str, same: list[int] | None = None) -> Tally:
+def ask_fleet(
+    built: list[Built], url: str, same: list[int] | None = None, *, semantic: bool = False
+) -> Tally:
     """Each question asked of the conversation's chain in a fleet's PostgreSQL at ``url``
     (issue 29: index/fleet_store.py, the ranking of memory.db over the fleet's rows): each
-    chain is synced there first. ``same`` gets [questions whose first 10 are memory.db's
-    first 10 in the same order, questions]."""
+    chain is synced there first (with ``semantic``, its memory.db's vectors too: the
+    server needs pgvector). ``same`` gets [questions whose first 10 are memory.db's first
+    10 in the same order, questions]."""
     from memory_chain.chain.format.config import Layout
     from memory_chain.index import fleet, fleet_store
+    from memory_chain.index.settings import Settings
 
     tally = Tally()
+    settings = Settings(semantic=semantic)
     for b in built:
         synced = fleet.sync(url, Layout(b.root), verify=False)
+        if semantic and synced.vectors is None:
+            raise SystemExit(f"{fleet.safe_url(url)}: the server has no pgvector")
         with Index.open(b.root) as index:
             index.catch_up = None
+            index.semantic = semantic
             for q in b.conv.questions:
-                hits = fleet_store.search(url, q.text, agents=[synced.chain_id], limit=10)
+                hits = fleet_store.search(
+                    url, q.text, agents=[synced.chain_id], limit=10, settings=settings
+                )
                 found = [b.by_seq[h.seq] for h in hits if h.seq in b.by_seq]
                 tally.add(q.kind, *_recalls(found, q.evidence, b.session_of))
                 if same is not None:
@@ -599,6 +609,9 @@ def main() -> None:
                 if args.url:
                     rows["fleet"] = ask_fleet(mine, args.url, same)
                 if args.semantic:
+                    if args.url:
+                        same_vec = [0, 0]
+                        rows["fleet semantic"] = ask_fleet(mine, args.url, same_vec, semantic=True)
                     rows["semantic"] = ask(mine, semantic=True, misses=args.misses)
                 print(table(f"{name}, among {len(built)} conversations", rows))
                 if args.url:
@@ -606,6 +619,10 @@ def main() -> None:
                         f"\nfleet: the same first 10 as memory.db in {same[0]} of {same[1]} "
                         "questions"
                     )
+                    if args.semantic:
+                        print(
+                            f"fleet semantic: the same first 10 in {same_vec[0]} of {same_vec[1]}"
+                        )
                 print()
             return
         if args.one_store:
@@ -621,6 +638,9 @@ def main() -> None:
             if args.url:
                 rows["fleet"] = ask_fleet(built, args.url, same)
             if args.semantic:
+                if args.url:
+                    same_vec = [0, 0]
+                    rows["fleet semantic"] = ask_fleet(built, args.url, same_vec, semantic=True)
                 rows["semantic"] = ask(built, semantic=True, misses=args.misses)
             elif args.misses:
                 ask(built, semantic=False, misses=True)
@@ -630,6 +650,8 @@ def main() -> None:
                 print(
                     f"\nfleet: the same first 10 as memory.db in {same[0]} of {same[1]} questions"
                 )
+                if args.semantic:
+                    print(f"fleet semantic: the same first 10 in {same_vec[0]} of {same_vec[1]}")
             print()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

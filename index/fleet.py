@@ -53,9 +53,10 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "SCHEMA_VERSION", "FleetSync", "chains", "connect", "safe_url", "sync"]
 
-#: The version of the tables below. A database of version 1 (rows without words) has its
-#: tables made again: each chain is read again at its next sync.
-SCHEMA_VERSION: Final = 2
+#: The version of the tables below. A database of an older version (1: rows without
+#: words; 2: without first words and vectors) has its tables made again: each chain is
+#: read again at its next sync.
+SCHEMA_VERSION: Final = 3
 
 #: The columns of memory.db's ``memories`` a fleet keeps (specs/INDEX.md 7.1): all but
 #: the usage statistics, which are each host's own, and ``about_read`` (the times a
@@ -99,7 +100,10 @@ _SCHEMA: Final = (
         synced_at bigint NOT NULL,
         fts_rows bigint NOT NULL DEFAULT 0,
         fts_tokens bigint NOT NULL DEFAULT 0,
-        gc_at bigint NOT NULL DEFAULT 0
+        gc_at bigint NOT NULL DEFAULT 0,
+        vec_epoch text,
+        vec_seq bigint NOT NULL DEFAULT -1,
+        vec_added bigint NOT NULL DEFAULT 0
     )""",
     """CREATE TABLE IF NOT EXISTS mc_memories (
         id bigint PRIMARY KEY,
@@ -124,8 +128,10 @@ _SCHEMA: Final = (
         said text NOT NULL,
         about_from text,
         about_to text,
-        words integer NOT NULL
+        words integer NOT NULL,
+        lead bigint
     )""",
+    "CREATE INDEX IF NOT EXISTS mc_memories_lead ON mc_memories (lead, id) WHERE lead IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS mc_memories_created ON mc_memories (created)",
     "CREATE INDEX IF NOT EXISTS mc_memories_said ON mc_memories (said)",
     "CREATE INDEX IF NOT EXISTS mc_memories_about ON mc_memories (about_from) "
@@ -148,8 +154,8 @@ _SCHEMA: Final = (
         PRIMARY KEY (term, num)
     )""",
 )
-#: The tables of version 1, dropped when a database of that version is opened.
-_OLD: Final = ("mc_memories", "mc_chains")
+#: The tables of older versions, dropped when a database of one is opened.
+_OLD: Final = ("mc_vectors", "mc_df", "mc_postings", "mc_memories", "mc_chains")
 #: The advisory lock that serialises creating the tables (CREATE TABLE IF NOT EXISTS
 #: run by two sessions at once can fail on the catalog's unique index).
 _SCHEMA_LOCK: Final = 0x6D635F666C656574  # "mc_fleet"
@@ -158,7 +164,17 @@ _SCHEMA_LOCK: Final = 0x6D635F666C656574  # "mc_fleet"
 class FleetSync(Value):
     """What one sync of a chain into a fleet database did."""
 
-    __slots__ = ("added", "agent", "chain_id", "gc", "memories", "purged", "reason", "rebuilt")
+    __slots__ = (
+        "added",
+        "agent",
+        "chain_id",
+        "gc",
+        "memories",
+        "purged",
+        "reason",
+        "rebuilt",
+        "vectors",
+    )
     chain_id: str
     agent: str
     added: int  # entries read by this sync
@@ -167,6 +183,9 @@ class FleetSync(Value):
     reason: str | None  # why
     purged: int  # rows already in the database whose text a redaction withdrew
     gc: int  # rows whose status this host's GC (or a restore) changed since the last sync
+    # vectors of this host's memory.db copied (the semantic extra); None: memory.db has
+    # vectors and the fleet's server has no pgvector, so its search of them is lexical
+    vectors: int | None
 
     def __init__(
         self,
@@ -178,6 +197,7 @@ class FleetSync(Value):
         reason: str | None = None,
         purged: int = 0,
         gc: int = 0,
+        vectors: int | None = 0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "chain_id", chain_id)
@@ -188,6 +208,7 @@ class FleetSync(Value):
         set_(self, "reason", reason)
         set_(self, "purged", purged)
         set_(self, "gc", gc)
+        set_(self, "vectors", vectors)
 
 
 def safe_url(url: str) -> str:
@@ -252,15 +273,15 @@ def connect(url: str) -> psycopg.Connection[Any]:
             made = conn.execute("SELECT to_regclass('mc_schema') IS NOT NULL").fetchone()
             if made is not None and made[0]:
                 row = conn.execute("SELECT version FROM mc_schema").fetchone()
-            if row is not None and row[0] == 1:  # a cache: made again, read again
+            if row is not None and row[0] < SCHEMA_VERSION:  # a cache: made again, read again
                 warnings.warn(
-                    f"the fleet database at {safe_url(url)} has tables of version 1: they "
-                    "are made again, and each chain is read again at its next sync",
+                    f"the fleet database at {safe_url(url)} has tables of version {row[0]}: "
+                    "they are made again, and each chain is read again at its next sync",
                     IndexWarning,
                     stacklevel=2,
                 )
                 for table in _OLD:
-                    conn.execute(f"DROP TABLE {table}")
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
                 conn.execute("UPDATE mc_schema SET version = %s", (SCHEMA_VERSION,))
                 row = (SCHEMA_VERSION,)
             for statement in _SCHEMA:
@@ -361,8 +382,12 @@ def _drop_rows(conn: psycopg.Connection[Any], num: int) -> None:
     conn.execute("DELETE FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi))
     conn.execute("DELETE FROM mc_postings WHERE num = %s", (num,))
     conn.execute("DELETE FROM mc_df WHERE num = %s", (num,))
+    if _has_vectors(conn):
+        conn.execute("DELETE FROM mc_vectors WHERE id >= %s AND id < %s", (lo, hi))
     conn.execute(
-        "UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0, gc_at = 0 WHERE num = %s", (num,)
+        "UPDATE mc_chains SET fts_rows = 0, fts_tokens = 0, gc_at = 0, vec_epoch = NULL, "
+        "vec_seq = -1, vec_added = 0 WHERE num = %s",
+        (num,),
     )
 
 
@@ -465,12 +490,21 @@ def _insert(
         (base + row[_SEQ], row[_CONTENT]) for row in kept if row[_CONTENT] is not None
     )
     if kept:
+        lead = counted.lead
         with conn.cursor().copy(
-            f"COPY mc_memories (id, {', '.join(COLUMNS)}, words) FROM STDIN"
+            f"COPY mc_memories (id, {', '.join(COLUMNS)}, words, lead) FROM STDIN"
         ) as copy:
             for row in kept:
                 id_ = base + row[_SEQ]
-                copy.write_row((id_, *row, counted.length.get(id_, 0)))
+                first = lead.get(id_)
+                copy.write_row(
+                    (
+                        id_,
+                        *row,
+                        counted.length.get(id_, 0),
+                        None if first is None else term_id(first),
+                    )
+                )
     _words(conn, num, counted, 1)
     purged = 0
     for target, by in earlier:
@@ -482,10 +516,13 @@ def _insert(
             continue
         _words(conn, num, words.count([(id_, text[0])]), -1)
         conn.execute(
-            "UPDATE mc_memories SET content = NULL, tokens = 0, words = 0, status = 'redacted', "
-            "redacted_by = %s, about_from = NULL, about_to = NULL WHERE id = %s",
+            "UPDATE mc_memories SET content = NULL, tokens = 0, words = 0, lead = NULL, "
+            "status = 'redacted', redacted_by = %s, about_from = NULL, about_to = NULL "
+            "WHERE id = %s",
             (by, id_),
         )
+        if _has_vectors(conn):
+            conn.execute("DELETE FROM mc_vectors WHERE id = %s", (id_,))
         purged += 1
     return purged
 
@@ -542,6 +579,196 @@ def _push_gc(conn: psycopg.Connection[Any], num: int, root: Path) -> int:
     return max(changed, 0)
 
 
+# -- vectors (the semantic extra, pgvector) -------------------------------------
+
+#: A vector as memory.db keeps it (index/vectors.py): DIM float16, little-endian.
+DIM: Final = 384
+#: Vectors read from memory.db and copied at a time (bounded memory).
+VECTOR_CHUNK: Final = 4096
+#: What a binary COPY begins and ends with (PostgreSQL's COPY protocol).
+_COPY_HEAD: Final = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+_COPY_TAIL: Final = b"\xff\xff"
+
+
+def _has_vectors(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the database keeps vectors (``mc_vectors``: pgvector was there)."""
+    row = conn.execute("SELECT to_regclass('mc_vectors') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def _vector_table(conn: psycopg.Connection[Any]) -> bool:
+    """Make ``mc_vectors`` where the server has pgvector (its extension made when this
+    user may); whether the database keeps vectors."""
+    import psycopg
+
+    with conn.transaction():  # committed here (not a savepoint in a transaction left open)
+        if _has_vectors(conn):
+            return True
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        row = conn.execute(
+            "SELECT (SELECT true FROM pg_extension WHERE extname = 'vector'), "
+            "(SELECT true FROM pg_available_extensions WHERE name = 'vector')"
+        ).fetchone()
+        made, available = (bool(row[0]), bool(row[1])) if row else (False, False)
+        if not made and not available:
+            return False
+        if not made:
+            try:
+                with conn.transaction():
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.errors.InsufficientPrivilege:
+                return False
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS mc_vectors "
+            f"(id bigint PRIMARY KEY, vec halfvec({DIM}) NOT NULL)"
+        )
+    return True
+
+
+def _local_vectors(root: Path) -> Any:
+    """memory.db in ``root``, opened read-only, when it keeps vectors of the model (the
+    semantic extra on this host); else None."""
+    import sqlite3
+
+    from .schema import DB_NAME
+    from .vectors import MODEL
+
+    path = root / DB_NAME
+    if not path.exists():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    try:
+        columns = {r[1] for r in db.execute("PRAGMA table_info(vectors_generation)")}
+        if (
+            "epoch" in columns
+            and db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (MODEL,)).fetchone()
+        ):
+            return db
+    except sqlite3.Error:
+        pass
+    db.close()
+    return None
+
+
+def _vector_batches(
+    db: Any, since: int, upto: int, added: int
+) -> Iterator[list[tuple[int, str, bytes]]]:
+    """(seq, entry hash, float16 vector) of memory.db's memories with text whose vector the
+    fleet has not had: those after seq ``since`` up to ``upto``, and those up to ``since``
+    whose vector was written after the ``added``-th (a vector written late, or again)."""
+    from .vectors import MODEL
+
+    for sql, args in (
+        (
+            "SELECT m.seq, m.hash, v.vec FROM memories m JOIN vectors v ON v.key = m.vec_key "
+            "AND v.model = ? WHERE m.seq > ? AND m.seq <= ? AND m.content IS NOT NULL",
+            (MODEL, since, upto),
+        ),
+        (
+            "SELECT m.seq, m.hash, v.vec FROM vectors v JOIN memories m ON m.vec_key = v.key "
+            "WHERE v.added > ? AND v.model = ? AND m.seq <= ? AND m.content IS NOT NULL",
+            (added, MODEL, since),
+        ),
+    ):
+        cursor = db.execute(sql, args)
+        while batch := cursor.fetchmany(VECTOR_CHUNK):
+            yield batch
+
+
+def _copy_vectors(
+    conn: psycopg.Connection[Any], num: int, batch: list[tuple[int, str, bytes]]
+) -> int:
+    """Write ``batch`` (seq, hash, float16 little-endian) into chain ``num``'s vectors,
+    for the rows that hold that entry and still have text; how many were written."""
+    import struct
+    import sys
+    from array import array
+
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS mc_vec_new (id bigint, hash text, "
+        f"vec halfvec({DIM})) ON COMMIT DELETE ROWS"
+    )
+    base = num << SHIFT
+    out = [_COPY_HEAD]
+    for seq, hash_, blob in batch:
+        if len(blob) != 2 * DIM:
+            continue
+        halves = array("H", blob)  # pgvector's binary halfvec: dimensions, 0, big-endian
+        if sys.byteorder == "little":
+            halves.byteswap()
+        vec = struct.pack(">hh", DIM, 0) + halves.tobytes()
+        text = hash_.encode()
+        out.append(
+            struct.pack(">hiqi", 3, 8, base + seq, len(text))
+            + text
+            + struct.pack(">i", len(vec))
+            + vec
+        )
+    out.append(_COPY_TAIL)
+    with conn.cursor().copy("COPY mc_vec_new (id, hash, vec) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.write(b"".join(out))
+    cur = conn.execute(
+        "INSERT INTO mc_vectors (id, vec) SELECT n.id, n.vec FROM mc_vec_new n JOIN "
+        "mc_memories m ON m.id = n.id AND m.hash = n.hash AND m.content IS NOT NULL "
+        "ON CONFLICT (id) DO UPDATE SET vec = excluded.vec"
+    )
+    conn.execute("TRUNCATE mc_vec_new")
+    return max(cur.rowcount, 0)
+
+
+def _push_vectors(conn: psycopg.Connection[Any], num: int, chain_id: str, root: Path) -> int | None:
+    """Mirror the vectors this host's memory.db computed (the semantic extra) into chain
+    ``num``'s rows: those of memories the fleet has not had a vector for, matched by seq
+    and entry hash. How many were written; None when the database keeps no vectors
+    (its server has no pgvector) while memory.db has some."""
+    db = _local_vectors(root)
+    if db is None:
+        return 0
+    try:
+        if not _vector_table(conn):
+            return None
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,))
+            row = conn.execute(
+                "SELECT vec_epoch, vec_seq, vec_added, size FROM mc_chains WHERE num = %s", (num,)
+            ).fetchone()
+            if row is None:
+                return 0
+            epoch, since, added, size = row
+            db.execute("BEGIN")  # one snapshot of memory.db for what follows
+            inserted, now_epoch = db.execute(
+                "SELECT inserted, epoch FROM vectors_generation"
+            ).fetchone()
+            if epoch != now_epoch:  # another memory.db (rebuilt): everything again
+                since, added = -1, 0
+            # memories are taken in order up to the first with text that has no vector yet
+            # (memory.db embeds later): it and those after it wait for the next sync
+            waiting = db.execute(
+                "SELECT min(seq) FROM memories WHERE seq > ? AND content IS NOT NULL "
+                "AND status = 'active' AND embedded = 0",
+                (since,),
+            ).fetchone()[0]
+            last = db.execute("SELECT max(seq) FROM memories").fetchone()[0]
+            upto = min(size - 1, last if last is not None else -1)
+            if waiting is not None:
+                upto = min(upto, waiting - 1)
+            upto = max(upto, since)
+            written = sum(
+                _copy_vectors(conn, num, batch) for batch in _vector_batches(db, since, upto, added)
+            )
+            conn.execute(
+                "UPDATE mc_chains SET vec_epoch = %s, vec_seq = %s, vec_added = %s WHERE num = %s",
+                (now_epoch, upto, inserted, num),
+            )
+            db.execute("COMMIT")
+            return written
+    finally:
+        db.close()
+
+
 def sync(
     url: str,
     layout: Layout,
@@ -568,6 +795,7 @@ def sync(
         store = ContentStore(layout.content)
         with _session(url) as conn:
             added = purged = 0
+            vectors: int | None
             rebuilt, reason = False, "requested" if rebuild else None
             agent = ""
             while True:
@@ -608,19 +836,20 @@ def sync(
                     if builder.stopped:
                         warnings.warn(builder.stopped, IndexWarning, stacklevel=2)
                         break
-            gc = 0
+            gc, vectors = 0, 0
             if num:
                 with conn.transaction():
                     conn.execute(
                         "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,)
                     )
                     gc = _push_gc(conn, num, layout.root)
+                vectors = _push_vectors(conn, num, chain_id, layout.root)
             lo, hi = span(num)
             row = conn.execute(
                 "SELECT count(*) FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi)
             ).fetchone()
             held = row[0] if row else 0
-            return FleetSync(chain_id, agent, added, held, rebuilt, reason, purged, gc)
+            return FleetSync(chain_id, agent, added, held, rebuilt, reason, purged, gc, vectors)
     finally:
         words.close()
         os.close(fd)

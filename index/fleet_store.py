@@ -21,8 +21,13 @@ benchmarks/recall.py ``--url``). What differs is where bm25 comes from:
   further back for rows that hold two common words; this one does not.
 - A query word that FTS5 splits in two ("foo_bar") matches the memories
   that hold both parts, anywhere; FTS5 asks them to stand side by side.
-- No usage statistics (each host keeps its own), no vectors (Debian's
-  PostgreSQL has no pgvector): the access and semantic parts are 0.
+- No usage statistics (each host keeps its own): the access part is 0.
+- Vectors (the semantic extra) where the server has pgvector: each host's
+  memory.db's, copied at sync (index/fleet.py), compared with the query's
+  by exact inner product over the chains searched, as memory.db compares
+  them, and fused by the same rule (query.py ``cosine_parts``, ``fuse``).
+  Where the server has no pgvector, or this process no semantic extra, the
+  semantic part is 0: recall is lexical, as memory.db's is without it.
 
 Ids are index/fleet.py's: the chain's number times 2**40 plus the seq.
 """
@@ -37,7 +42,7 @@ from memory_chain.chain.format.errors import InputError
 
 from . import topk
 from .fleet import BLOCK, SHIFT, span
-from .query import Hit, rank
+from .query import Hit, cosine_parts, rank, without_speakers
 from .settings import Settings, Weights
 from .store import Filter, Match
 from .words import Words, term_id
@@ -60,13 +65,26 @@ _NOT_SUPERSEDED: Final = (
     "AND sup.supersedes = m.seq AND sup.supersedes IS NOT NULL)"
 )
 _MASK: Final = (1 << SHIFT) - 1
+#: The nearest vectors by the server's inner product are taken this many beyond those
+#: asked for, and compared again here (FleetStore.semantic).
+RECHECK: Final = 16
 _ARRAYS: Final = ("seqs", "tf", "len")
 
 
 class FleetStore:
     """The reads of a ranking from a fleet database: the chains numbered ``nums``."""
 
-    __slots__ = ("avgdl", "clock", "conn", "nums", "rows_", "settings", "words")
+    __slots__ = (
+        "avgdl",
+        "clock",
+        "conn",
+        "has_vectors",
+        "nums",
+        "query_vector",
+        "rows_",
+        "settings",
+        "words",
+    )
 
     def __init__(
         self,
@@ -84,12 +102,14 @@ class FleetStore:
         self.clock = clock or (lambda: time.time_ns() // 1000)
         self.words = Words()
         row = conn.execute(
-            "SELECT coalesce(sum(fts_rows), 0), coalesce(sum(fts_tokens), 0) FROM mc_chains "
-            "WHERE num = ANY(%s)",
+            "SELECT coalesce(sum(fts_rows), 0), coalesce(sum(fts_tokens), 0), "
+            "to_regclass('mc_vectors') IS NOT NULL FROM mc_chains WHERE num = ANY(%s)",
             (self.nums,),
         ).fetchone()
         self.rows_ = int(row[0]) if row else 0
         self.avgdl = (int(row[1]) / self.rows_) if row and self.rows_ else 0.0
+        self.has_vectors = bool(row and row[2])
+        self.query_vector: tuple[str, Any] | None = None
 
     def close(self) -> None:
         self.words.close()
@@ -117,12 +137,12 @@ class FleetStore:
 
     # -- where -------------------------------------------------------------
 
-    def _scope(self) -> tuple[str, list[Any]]:
-        """SQL condition: ``m.id`` is the id of a memory of one of the chains searched."""
+    def _scope(self, column: str = "m.id") -> tuple[str, list[Any]]:
+        """SQL condition: ``column`` is the id of a memory of one of the chains searched."""
         if len(self.nums) == 1:
             lo, hi = span(self.nums[0])
-            return "m.id >= %s AND m.id < %s", [lo, hi]
-        return f"m.id >> {SHIFT} = ANY(%s)", [self.nums]
+            return f"{column} >= %s AND {column} < %s", [lo, hi]
+        return f"{column} >> {SHIFT} = ANY(%s)", [self.nums]
 
     @staticmethod
     def where(f: Filter) -> tuple[str, list[Any]]:
@@ -325,7 +345,60 @@ class FleetStore:
         return self._rows(ids, where)
 
     def semantic(self, query: str, k: int) -> dict[int, float]:
-        return {}
+        """The cosine parts of the ``k`` memories nearest ``query`` among the chains
+        searched (exact, as memory.db's), from the vectors their hosts copied; {} where
+        there are none, or this process has no semantic extra (or it is turned off)."""
+        from . import vectors
+
+        if not self.has_vectors or not vectors.enabled(self.settings.semantic):
+            return {}
+        scope, args = self._scope("v.id")
+        if (
+            self.conn.execute(f"SELECT 1 FROM mc_vectors v WHERE {scope} LIMIT 1", args).fetchone()
+            is None
+        ):
+            return {}
+        if self.query_vector is None or self.query_vector[0] != query:
+            said = without_speakers(self, query)
+            self.query_vector = (query, vectors.get_embedder().query(said))
+        import numpy as np
+
+        q = self.query_vector[1].astype(np.float32)
+        text = "[" + ",".join(map(repr, q.tolist())) + "]"
+        # the nearest by the server's sums, and a few more: their products are taken again
+        # here as memory.db takes them (numpy, float32), so that the order of nearly equal
+        # ones is memory.db's, not that of a sum in another order
+        rows = self.conn.execute(
+            "SELECT v.id, v.vec::text FROM mc_vectors v "
+            f"WHERE {scope} ORDER BY v.vec::vector <#> %s::vector, v.id LIMIT %s",
+            (*args, text, k + RECHECK),
+        ).fetchall()
+        if not rows:
+            return {}
+        mat = np.array([r[1][1:-1].split(",") for r in rows], dtype=np.float32)
+        with vectors.one_blas_thread():
+            sims = mat @ q
+        near = sorted(
+            ((int(r[0]), float(c)) for r, c in zip(rows, sims, strict=True)),
+            key=lambda p: (-p[1], p[0]),
+        )
+        return cosine_parts(near[:k])
+
+    def leading(self, names: list[str]) -> list[str]:
+        wanted = {n: self.words.tokens(n) for n in names}
+        terms = {n: term_id(t[0]) for n, t in wanted.items() if len(t) == 1}
+        if not terms:
+            return []
+        scope, args = self._scope()
+        found = {
+            t
+            for (t,) in self.conn.execute(
+                "SELECT t FROM unnest(%s::bigint[]) AS u (t) WHERE EXISTS (SELECT 1 FROM "
+                f"mc_memories m WHERE m.lead = u.t AND {scope})",
+                (sorted(set(terms.values())), *args),
+            ).fetchall()
+        }
+        return [n for n in names if terms.get(n) in found]
 
     def dated(self, lo: str, hi: str, pool: int) -> list[tuple[int, Any, Any, Any]]:
         scope, args = self._scope()

@@ -52,6 +52,7 @@ __all__ = [
     "SqliteStore",
     "asks_recent",
     "bm25_floor",
+    "cosine_parts",
     "elsewhere",
     "fts_query",
     "query_terms",
@@ -403,9 +404,14 @@ def semantic_parts(index: Index, query: str, k: int, *, what: str = "memories") 
         return {}
     cached = index.query_vector
     if cached is None or cached[0] != query:
-        said = without_speakers(index, query)
+        said = without_speakers(SqliteStore(index), query)
         cached = index.query_vector = (query, vectors.get_embedder().query(said))
-    near = vectors.nearest(index.conn, index.vector_cache, cached[1], k, what=what)
+    return cosine_parts(vectors.nearest(index.conn, index.vector_cache, cached[1], k, what=what))
+
+
+def cosine_parts(near: list[tuple[int, float]]) -> dict[int, float]:
+    """id -> cosine part (0..1) of the nearest rows, (id, cosine) best first: 1 for the
+    nearest, 0 from COS_SPAN further on (those are left out)."""
     if not near:
         return {}
     floor = near[0][1] - COS_SPAN
@@ -417,25 +423,21 @@ def semantic_parts(index: Index, query: str, k: int, *, what: str = "memories") 
 _CAPITAL: Final = lazy(r"\b([A-Z][a-z]{1,30})(?:'s|’s)?\b")
 
 
-def speakers(index: Index, query: str) -> list[str]:
+def speakers(store: Store, query: str) -> list[str]:
     """The names in ``query`` that begin a memory ("Hana: I signed up for a class..."):
     the speakers of a conversation's turns (issue 25)."""
-    first = "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1"
-    return [
-        name
-        for name in _named(query)
-        if index.conn.execute(first, (f'^"{name}"',)).fetchone() is not None
-    ]
+    named = _named(query)
+    return store.leading(named) if named else []
 
 
-def without_speakers(index: Index, query: str) -> str:
+def without_speakers(store: Store, query: str) -> str:
     """``query`` as it is embedded: without the names of speakers (``speakers``). A turn
     is embedded with its speaker's name before it, and a short turn is mostly that name:
     "Which events did Hana attend?" was nearest "Hana: Aww." and "Hana: Fair.", and "What
     is the name of Diego's cat?" nearest Diego's turns, not Hana's about her cat (the
     words say what the question is about; bm25 and the kind words weigh the name). The
     query is kept whole when nothing of substance would be left."""
-    names = speakers(index, query)
+    names = speakers(store, query)
     if not names:
         return query
     pattern = r"\b(?:" + "|".join(re.escape(n) for n in names) + r")(?:'s|’s)?\b"
@@ -836,6 +838,11 @@ class SqliteStore:
 
     def semantic(self, query: str, k: int) -> dict[int, float]:
         return semantic_parts(self.index, query, k)
+
+    def leading(self, names: list[str]) -> list[str]:
+        first = "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1"
+        conn = self.index.conn
+        return [n for n in names if conn.execute(first, (f'^"{n}"',)).fetchone() is not None]
 
     def dated(self, lo: str, hi: str, pool: int) -> list[tuple[int, Any, Any, Any]]:
         read_times(self.index)

@@ -146,6 +146,11 @@ class Store(Protocol):
         """(id, session, said, created, first 64 characters or None) of these memories."""
         ...
 
+    def leading(self, names: list[str]) -> list[str]:
+        """Those of ``names`` (single words) that are the first word of a memory with text,
+        as FTS5's ``^"name"`` matches: the speakers of a conversation's turns."""
+        ...
+
     def chain_of(self, id_: int) -> int:
         """Which chain of the store the memory ``id_`` is of (a number)."""
         ...

