@@ -458,8 +458,10 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
     chain that does not verify is not synced. With the
     URL in config.json, the maintain job syncs it too. `memory-chain
     search QUERY --fleet` then searches every agent's memories there,
-    ranked as memory.db ranks (specs/INDEX.md section 7). Needs the
-    postgres extra: pip install 'memory-chain[postgres]'.
+    ranked as memory.db ranks (specs/INDEX.md section 7); with the semantic
+    extra and a server with pgvector, memory.db's vectors are copied too,
+    and rank there as here. Needs the postgres extra: pip install
+    'memory-chain[postgres]'.
 
     \b
     Example:
@@ -497,7 +499,18 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
         f"(chain {result.chain_id[:19]}…) into {where}: {_memories(result.memories)} there"
         + (f"; {result.purged:,} texts withdrawn by redactions" if result.purged else "")
         + (f"; {result.gc:,} GC decisions of this host mirrored" if result.gc else "")
+        + (f"; {result.vectors:,} vectors copied" if result.vectors else "")
     )
+    if result.vectors is None:
+        click.echo(
+            "memory.db's vectors were not copied: the server has no pgvector (or this user "
+            "may not CREATE EXTENSION vector), so the fleet's search is lexical"
+        )
+    elif result.unembedded:
+        click.echo(
+            f"{result.unembedded:,} memories have no vector yet: `memory-chain reindex` (or the "
+            "maintain job) embeds them, and the next sync copies them"
+        )
 
 
 def _memories(n: int) -> str:

@@ -173,6 +173,7 @@ class FleetSync(Value):
         "purged",
         "reason",
         "rebuilt",
+        "unembedded",
         "vectors",
     )
     chain_id: str
@@ -186,6 +187,7 @@ class FleetSync(Value):
     # vectors of this host's memory.db copied (the semantic extra); None: memory.db has
     # vectors and the fleet's server has no pgvector, so its search of them is lexical
     vectors: int | None
+    unembedded: int  # memories of memory.db with text and no vector yet: copied once it has
 
     def __init__(
         self,
@@ -198,6 +200,7 @@ class FleetSync(Value):
         purged: int = 0,
         gc: int = 0,
         vectors: int | None = 0,
+        unembedded: int = 0,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "chain_id", chain_id)
@@ -209,6 +212,7 @@ class FleetSync(Value):
         set_(self, "purged", purged)
         set_(self, "gc", gc)
         set_(self, "vectors", vectors)
+        set_(self, "unembedded", unembedded)
 
 
 def safe_url(url: str) -> str:
@@ -719,11 +723,14 @@ def _copy_vectors(
     return max(cur.rowcount, 0)
 
 
-def _push_vectors(conn: psycopg.Connection[Any], num: int, chain_id: str, root: Path) -> int | None:
+def _push_vectors(
+    conn: psycopg.Connection[Any], num: int, chain_id: str, root: Path, later: list[int]
+) -> int | None:
     """Mirror the vectors this host's memory.db computed (the semantic extra) into chain
     ``num``'s rows: those of memories the fleet has not had a vector for, matched by seq
     and entry hash. How many were written; None when the database keeps no vectors
-    (its server has no pgvector) while memory.db has some."""
+    (its server has no pgvector) while memory.db has some. ``later[0]`` gets how many
+    memories wait for memory.db to embed them (reindex, the maintain job, a search)."""
     db = _local_vectors(root)
     if db is None:
         return 0
@@ -755,6 +762,11 @@ def _push_vectors(conn: psycopg.Connection[Any], num: int, chain_id: str, root: 
             upto = min(size - 1, last if last is not None else -1)
             if waiting is not None:
                 upto = min(upto, waiting - 1)
+                (later[0],) = db.execute(
+                    "SELECT count(*) FROM memories WHERE seq >= ? AND content IS NOT NULL "
+                    "AND status = 'active' AND embedded = 0",
+                    (waiting,),
+                ).fetchone()
             upto = max(upto, since)
             written = sum(
                 _copy_vectors(conn, num, batch) for batch in _vector_batches(db, since, upto, added)
@@ -836,20 +848,22 @@ def sync(
                     if builder.stopped:
                         warnings.warn(builder.stopped, IndexWarning, stacklevel=2)
                         break
-            gc, vectors = 0, 0
+            gc, vectors, later = 0, 0, [0]
             if num:
                 with conn.transaction():
                     conn.execute(
                         "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,)
                     )
                     gc = _push_gc(conn, num, layout.root)
-                vectors = _push_vectors(conn, num, chain_id, layout.root)
+                vectors = _push_vectors(conn, num, chain_id, layout.root, later)
             lo, hi = span(num)
             row = conn.execute(
                 "SELECT count(*) FROM mc_memories WHERE id >= %s AND id < %s", (lo, hi)
             ).fetchone()
             held = row[0] if row else 0
-            return FleetSync(chain_id, agent, added, held, rebuilt, reason, purged, gc, vectors)
+            return FleetSync(
+                chain_id, agent, added, held, rebuilt, reason, purged, gc, vectors, later[0]
+            )
     finally:
         words.close()
         os.close(fd)

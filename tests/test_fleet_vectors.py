@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.cli import Cli
 from helpers.postgres import fresh_database
 from helpers.postgres import rows as _rows
 
@@ -167,7 +168,8 @@ def test_a_memory_embedded_after_its_sync_gets_its_vector_at_the_next(
     led.add_batch([NewEntry(content=f"later note {i} on the ferry".encode()) for i in range(3)])
     with Index.open(tmp_path) as index:
         index.sync()  # memory.db has the rows, not yet their vectors
-    assert fleet.sync(vurl, Layout(tmp_path)).vectors == 0
+    waiting = fleet.sync(vurl, Layout(tmp_path))
+    assert (waiting.vectors, waiting.unembedded) == (0, 3)
     assert len(_fleet(vurl)) == 5
     _embed(tmp_path)
     assert fleet.sync(vurl, Layout(tmp_path)).vectors == 3
@@ -241,6 +243,8 @@ def test_a_server_without_pgvector_keeps_the_fleet_lexical(tmp_path: Path, url: 
     _embed(tmp_path)
     synced = fleet.sync(url, Layout(tmp_path))
     assert synced.vectors is None and synced.memories == 40
+    out = Cli(tmp_path, tmp_path / "home").ok("index", "--url", url)
+    assert "the server has no pgvector" in out.out
     assert _rows(url, "SELECT to_regclass('mc_vectors')") == [(None,)]
     with Index.open(tmp_path) as index:
         index.semantic = False
