@@ -18,6 +18,11 @@ the database at ``--url``, then measures:
   beside the same query of that agent's memory.db in process (index/query.py);
   20 queries a class, p50 and p90 (``--no-search`` skips them).
 
+With ``--vectors`` (a server with pgvector) every memory with text gets a random unit
+vector in ``mc_vectors`` first (made by the server: embedding a million texts would take
+hours, and a scan's cost does not depend on the values), and the searches are timed
+with vectors too (the query embedded by the semantic extra, as ``search --fleet`` does).
+
 Start a server as benchmarks/postgres_bm25.py says. Needs the postgres extra.
 """
 
@@ -100,23 +105,73 @@ def _timed(run: Callable[[str], object], queries: list[str]) -> tuple[float, flo
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
 
 
-def searches(url: str, roots: list[Path], agents: int, per: int) -> list[str]:
-    """Table rows: each query class across the fleet, of one agent, and of its memory.db."""
+def searches(
+    url: str, roots: list[Path], agents: int, per: int, *, semantic: bool = False
+) -> list[str]:
+    """Table rows: each query class across the fleet, of one agent, and of its memory.db
+    (lexical); with ``semantic``, across the fleet and of one agent with vectors."""
+    from memory_chain.index.settings import Settings
+
     one = roots[len(roots) // 2]
     name = f"agent-{len(roots) // 2:04d}"
     out = []
+    lexical, vectors = Settings(semantic=False), Settings(semantic=True)
+
+    def ask(settings: Settings, agents: list[str] | None = None) -> Callable[[str], object]:
+        return lambda q: fleet_store.search(url, q, agents=agents, limit=10, settings=settings)
+
     with Index.open(one) as index:
-        index.semantic = False  # the fleet is lexical: so is the comparison
+        index.semantic = False  # the chains' memory.db have no vectors: lexical
         for kind, queries in query_classes(agents, per).items():
-            fleet_store.search(url, queries[0])  # warm the server's caches once a class
-            every = _timed(lambda q: fleet_store.search(url, q, limit=10), queries)
-            mine = _timed(lambda q: fleet_store.search(url, q, agents=[name], limit=10), queries)
+            ask(lexical)(queries[0])  # warm the server's caches once a class
+            every = _timed(ask(lexical), queries)
+            mine = _timed(ask(lexical, [name]), queries)
             local = _timed(lambda q: search(index, q, limit=10, record=False), queries)
-            out.append(
+            row = (
                 f"| {kind} | {every[0]:.1f} / {every[1]:.1f} | {mine[0]:.1f} / {mine[1]:.1f} "
                 f"| {local[0]:.1f} / {local[1]:.1f} |"
             )
+            if semantic:
+                ask(vectors)(queries[0])
+                every, mine = _timed(ask(vectors), queries), _timed(ask(vectors, [name]), queries)
+                row += f" {every[0]:.1f} / {every[1]:.1f} | {mine[0]:.1f} / {mine[1]:.1f} |"
+            out.append(row)
     return out
+
+
+def random_vectors(url: str) -> tuple[int, float]:
+    """Give every memory with text a random unit vector (the server's random(), pgvector's
+    l2_normalize); (vectors, seconds)."""
+    import psycopg
+
+    t = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS mc_vectors (id bigint PRIMARY KEY, vec halfvec(384) "
+            "NOT NULL)"
+        )
+        conn.execute("TRUNCATE mc_vectors")
+        conn.execute(
+            # the WHERE makes the subquery correlated: a new vector for every row
+            "INSERT INTO mc_vectors SELECT m.id, l2_normalize((SELECT array_agg(random() - 0.5) "
+            "FROM generate_series(1, 384) WHERE m.id IS NOT NULL)::vector)::halfvec "
+            "FROM mc_memories m WHERE m.content IS NOT NULL"
+        )
+        conn.execute("VACUUM ANALYZE mc_vectors")
+        row = conn.execute("SELECT count(*), pg_total_relation_size('mc_vectors') FROM mc_vectors")
+        n, size = row.fetchone() or (0, 0)
+    log(f"{n:,} random vectors, {size / max(n, 1):,.0f} bytes a vector with the key")
+    return n, time.perf_counter() - t
+
+
+def _header(semantic: bool) -> str:
+    head = "| query (p50 / p90 ms) | every agent | one agent | its memory.db |"
+    line = "|---|---|---|---|"
+    if semantic:
+        head += " every agent, vectors | one agent, vectors |"
+        line += "---|---|"
+    return head + "\n" + line
 
 
 def main() -> None:
@@ -129,17 +184,25 @@ def main() -> None:
     p.add_argument(
         "--search-only", action="store_true", help="the fleet is synced already: search only"
     )
+    p.add_argument(
+        "--vectors",
+        action="store_true",
+        help="give every memory a random vector (pgvector) and time searches with vectors too",
+    )
     args = p.parse_args()
     import psycopg
 
     roots = build(args.agents, args.per)
     if args.search_only:
-        print("| query (p50 / p90 ms) | every agent | one agent | its memory.db |")
-        print("|---|---|---|---|")
-        print("\n".join(searches(args.url, roots, args.agents, args.per)))
+        if args.vectors:
+            random_vectors(args.url)
+        print(_header(args.vectors))
+        print("\n".join(searches(args.url, roots, args.agents, args.per, semantic=args.vectors)))
         return
     with psycopg.connect(args.url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS mc_memories, mc_chains, mc_schema, mc_postings, mc_df")
+        conn.execute(
+            "DROP TABLE IF EXISTS mc_vectors, mc_memories, mc_chains, mc_schema, mc_postings, mc_df"
+        )
     log("first sync of every chain")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
@@ -198,10 +261,12 @@ def main() -> None:
     print(f"| a sync with nothing new, median a chain | {statistics.median(idle) * 1000:.1f} ms |")
     print(f"| 100 new entries, each of ten chains | {ten / 10 * 1000:.1f} ms a chain |")
     if not args.no_search:
+        if args.vectors:
+            n, took = random_vectors(args.url)
+            print(f"| {n:,} random vectors made by the server | {took:.1f} s |")
         print()
-        print("| query (p50 / p90 ms) | every agent | one agent | its memory.db |")
-        print("|---|---|---|---|")
-        print("\n".join(searches(args.url, roots, args.agents, args.per)))
+        print(_header(args.vectors))
+        print("\n".join(searches(args.url, roots, args.agents, args.per, semantic=args.vectors)))
 
 
 if __name__ == "__main__":

@@ -79,8 +79,8 @@ class FleetStore:
         "clock",
         "conn",
         "has_vectors",
+        "near",
         "nums",
-        "query_vector",
         "rows_",
         "settings",
         "words",
@@ -109,7 +109,7 @@ class FleetStore:
         self.rows_ = int(row[0]) if row else 0
         self.avgdl = (int(row[1]) / self.rows_) if row and self.rows_ else 0.0
         self.has_vectors = bool(row and row[2])
-        self.query_vector: tuple[str, Any] | None = None
+        self.near: tuple[str, int, list[tuple[int, float]]] | None = None
 
     def close(self) -> None:
         self.words.close()
@@ -347,34 +347,41 @@ class FleetStore:
     def semantic(self, query: str, k: int) -> dict[int, float]:
         """The cosine parts of the ``k`` memories nearest ``query`` among the chains
         searched (exact, as memory.db's), from the vectors their hosts copied; {} where
-        there are none, or this process has no semantic extra (or it is turned off)."""
+        there are none, or this process has no semantic extra (or it is turned off). The
+        nearest are kept for the query: a ranking that grows its pool asks again."""
         from . import vectors
 
         if not self.has_vectors or not vectors.enabled(self.settings.semantic):
             return {}
-        scope, args = self._scope("v.id")
-        if (
-            self.conn.execute(f"SELECT 1 FROM mc_vectors v WHERE {scope} LIMIT 1", args).fetchone()
-            is None
-        ):
-            return {}
-        if self.query_vector is None or self.query_vector[0] != query:
-            said = without_speakers(self, query)
-            self.query_vector = (query, vectors.get_embedder().query(said))
+        kept = self.near
+        if kept is None or kept[0] != query or (kept[1] < k and len(kept[2]) >= kept[1]):
+            self.near = kept = (query, k, self._nearest(query, k))
+        return cosine_parts(kept[2][:k])
+
+    def _nearest(self, query: str, k: int) -> list[tuple[int, float]]:
+        """(id, inner product) of the ``k`` memories nearest ``query``, best first."""
         import numpy as np
 
-        q = self.query_vector[1].astype(np.float32)
+        from . import vectors
+
+        scope, args = self._scope("v.id")
+        some = self.conn.execute(f"SELECT 1 FROM mc_vectors v WHERE {scope} LIMIT 1", args)
+        if some.fetchone() is None:
+            return []
+        said = without_speakers(self, query)
+        q = vectors.get_embedder().query(said).astype(np.float32)
         text = "[" + ",".join(map(repr, q.tolist())) + "]"
         # the nearest by the server's sums, and a few more: their products are taken again
         # here as memory.db takes them (numpy, float32), so that the order of nearly equal
         # ones is memory.db's, not that of a sum in another order
-        rows = self.conn.execute(
-            "SELECT v.id, v.vec::text FROM mc_vectors v "
-            f"WHERE {scope} ORDER BY v.vec::vector <#> %s::vector, v.id LIMIT %s",
+        rows = self.conn.execute(  # the nearest ids first: only theirs are read as text
+            "SELECT n.id, w.vec::text FROM (SELECT v.id FROM mc_vectors v "
+            f"WHERE {scope} ORDER BY v.vec::vector <#> %s::vector, v.id LIMIT %s) n "
+            "JOIN mc_vectors w ON w.id = n.id",
             (*args, text, k + RECHECK),
         ).fetchall()
         if not rows:
-            return {}
+            return []
         mat = np.array([r[1][1:-1].split(",") for r in rows], dtype=np.float32)
         with vectors.one_blas_thread():
             sims = mat @ q
@@ -382,7 +389,7 @@ class FleetStore:
             ((int(r[0]), float(c)) for r, c in zip(rows, sims, strict=True)),
             key=lambda p: (-p[1], p[0]),
         )
-        return cosine_parts(near[:k])
+        return near[:k]
 
     def leading(self, names: list[str]) -> list[str]:
         wanted = {n: self.words.tokens(n) for n in names}
