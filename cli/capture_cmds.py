@@ -364,15 +364,18 @@ def review(
 
 
 def _fleet_review(url: str | None, agents: list[str] | None, as_json: bool) -> None:
-    """``review --fleet``: the fleet's review queue (index/fleet_store.py ``notes``)."""
+    """``review --fleet``: the fleet's review queue: chain memories (index/fleet_store.py
+    ``notes``) and MEMORY.md entries (workspace/fleet.py ``waiting``)."""
     from memory_chain.index import fleet, fleet_store
+    from memory_chain.workspace.fleet import waiting
 
     url = url or fleet.configured_url(data_dir())
     found = fleet_store.notes(url, agents=agents)
+    entries = waiting(url, agents=agents)
     if as_json:
-        emit_json(found)
+        emit_json({**found, "workspace": entries})
         return
-    if not found["per_agent"]:
+    if not found["per_agent"] and not entries["per_agent"]:
         click.echo("nothing waits for review in the fleet")
         return
     for w in found["waiting"]:
@@ -380,8 +383,18 @@ def _fleet_review(url: str | None, agents: list[str] | None, as_json: bool) -> N
         click.echo(
             f"{w['agent']}:{w['seq']:<6} {w['ts'][:10]}  {w['type']} ({w['origin']})  {text}"
         )
-    counts = ", ".join(f"{a or '(unnamed)'} {n:,}" for a, n in found["per_agent"].items())
-    click.echo(f"waiting, by agent: {counts}; approve each on its agent's host")
+    for e in entries["waiting"]:
+        text = " ".join(e["text"].split())
+        click.echo(
+            f"{e['agent']}:{e['id']:<10} {(e['added'] or '')[:10]:10}  {e['section']} "
+            f"({e['origin']}, MEMORY.md)  {text}"
+        )
+    counts: dict[str, int] = {}
+    for per in (found["per_agent"], entries["per_agent"]):
+        for a, n in per.items():
+            counts[a] = counts.get(a, 0) + n
+    listed = ", ".join(f"{a or '(unnamed)'} {n:,}" for a, n in sorted(counts.items()))
+    click.echo(f"waiting, by agent: {listed}; approve each on its agent's host")
 
 
 @review.command("approve", context_settings=CONTEXT_SETTINGS)

@@ -52,32 +52,39 @@ def _fleet_search(
     until: Any,
     given: dict[str, Any],
 ) -> None:
-    """``search --fleet``: the fleet's chains (index/fleet_store.py), not this directory."""
-    from memory_chain.chain.format.errors import InputError
-    from memory_chain.index import fleet, fleet_store
+    """``search --fleet``: the fleet's chains and workspaces (workspace/fleet.py), not this
+    directory's."""
+    from memory_chain.index import fleet
+    from memory_chain.workspace.fleet import search
 
-    if scope is not None:
-        raise InputError("--scope searches a workspace, which a fleet search does not read")
     url = url or fleet.configured_url(data_dir())
     day = 86_400_000_000
-    hits = fleet_store.search(
+    found = search(
         url,
         query,
         agents=agents,
+        scope=scope,
         since=_micros(since) if since else None,
         until=_micros(until) + day if until else None,
         **given,
     )
     if as_json:
-        emit_json([h.as_dict() for h in hits])
+        emit_json([f.as_dict() for f in found])
         return
     from .plain import _preview
 
-    for h in hits:
-        mark = "" if h.status == "active" else f" [{h.status}]"
+    for f in found:
+        if getattr(f, "seq", None) is not None:
+            mark = "" if f.status == "active" else f" [{f.status}]"
+            click.echo(
+                f"{f.agent or '(unnamed)'}:{f.seq}  {f.score:.3f}  provable {f.type}/{f.tier}"
+                f"{mark}  {_preview(f.text)}"
+            )
+            continue
+        kind = "untrusted" if f.untrusted else "editable"
         click.echo(
-            f"{h.agent or '(unnamed)'}:{h.seq}  {h.score:.3f}  provable {h.type}/{h.tier}{mark}  "
-            f"{_preview(h.text)}"
+            f"{f.agent or '(unnamed)'}:{f.scope}:{f.path}:{f.line}  {f.score:.3f}  {kind}"
+            f"{' [stale]' if f.stale else ''}  {_preview(f.text)}"
         )
 
 
@@ -428,6 +435,7 @@ def restore(seq: int | None, all_: bool, as_json: bool) -> None:
 
 
 @click.command("index", context_settings=CONTEXT_SETTINGS)
+@workspace_options
 @dir_option
 @click.option(
     "--url",
@@ -452,13 +460,15 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
     """Bring this chain into a fleet's index on PostgreSQL.
 
     Many agents, on many hosts, each sync their own chain into one database,
-    every row keyed by its chain's id; run it as often as you like (only new
-    entries are read) and from several processes at once. The database is a
-    cache, like memory.db: chain.jsonl and content/ are only read, and a
-    chain that does not verify is not synced. With the
-    URL in config.json, the maintain job syncs it too. `memory-chain
-    search QUERY --fleet` then searches every agent's memories there,
-    ranked as memory.db ranks (specs/INDEX.md section 7); with the semantic
+    every row keyed by its chain's id, with the entries of their workspace's
+    user and project scopes (never the local scope: this machine only). Run
+    it as often as you like (only what is new is read) and from several
+    processes at once. The database is a cache, like memory.db: chain.jsonl,
+    content/ and the markdown files are only read, and a chain that does not
+    verify is not synced. With the URL in config.json, the maintain job
+    syncs it too. `memory-chain search QUERY --fleet` then searches every
+    agent's memories there, ranked as memory.db ranks (specs/INDEX.md
+    section 7); with the semantic
     extra and a server with pgvector, memory.db's vectors are copied too,
     and rank there as here. Needs the postgres extra: pip install
     'memory-chain[postgres]'.
@@ -490,8 +500,13 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
     from memory_chain.chain.format.config import Layout
 
     result = fleet.sync(url, Layout(data_dir()), rebuild=rebuild, verify=not no_verify)
+    from memory_chain.index.db import Index
+    from memory_chain.workspace.fleet import sync_entries
+
+    with Index.open(data_dir()) as index:
+        ws = sync_entries(url, result.chain_id, index.conn, open_workspace(), rebuild=rebuild)
     if as_json:
-        emit_json({**result._fields(), "url": where})
+        emit_json({**result._fields(), "url": where, "workspace": ws._fields()})
         return
     what = "read again" if result.rebuilt else "indexed"
     click.echo(
@@ -500,6 +515,11 @@ def index_cmd(url: str | None, rebuild: bool, list_: bool, no_verify: bool, as_j
         + (f"; {result.purged:,} texts withdrawn by redactions" if result.purged else "")
         + (f"; {result.gc:,} GC decisions of this host mirrored" if result.gc else "")
         + (f"; {result.vectors:,} vectors copied" if result.vectors else "")
+    )
+    click.echo(
+        f"workspace: {ws.entries:,} entries of the user and project scopes there"
+        + (f"; {ws.parsed:,} files read again" if ws.parsed else "")
+        + (f"; {ws.removed:,} files gone" if ws.removed else "")
     )
     if result.vectors is None:
         click.echo(

@@ -153,9 +153,52 @@ _SCHEMA: Final = (
         df integer NOT NULL,
         PRIMARY KEY (term, num)
     )""",
+    # the workspace's files and entries of each agent (workspace/fleet.py)
+    """CREATE TABLE IF NOT EXISTS mc_ws_files (
+        num integer NOT NULL,
+        path text NOT NULL,
+        root text NOT NULL,
+        scope text NOT NULL,
+        hash text NOT NULL,
+        PRIMARY KEY (num, path)
+    )""",
+    """CREATE TABLE IF NOT EXISTS mc_ws_entries (
+        num integer NOT NULL,
+        path text NOT NULL,
+        line integer NOT NULL,
+        root text NOT NULL,
+        scope text NOT NULL,
+        kind text NOT NULL,
+        section text NOT NULL,
+        text text NOT NULL,
+        stale boolean NOT NULL,
+        untrusted boolean NOT NULL,
+        added text,
+        confirmed text,
+        mtime_ns bigint NOT NULL,
+        origin text NOT NULL,
+        approved boolean NOT NULL,
+        terms bigint[] NOT NULL,
+        t_words bigint[] NOT NULL,
+        t_tf integer[] NOT NULL,
+        t_len integer NOT NULL,
+        s_words bigint[] NOT NULL,
+        s_tf integer[] NOT NULL,
+        s_len integer NOT NULL,
+        PRIMARY KEY (num, path, line)
+    )""",
+    "CREATE INDEX IF NOT EXISTS mc_ws_entries_terms ON mc_ws_entries USING gin (terms)",
 )
 #: The tables of older versions, dropped when a database of one is opened.
-_OLD: Final = ("mc_vectors", "mc_df", "mc_postings", "mc_memories", "mc_chains")
+_OLD: Final = (
+    "mc_ws_entries",
+    "mc_ws_files",
+    "mc_vectors",
+    "mc_df",
+    "mc_postings",
+    "mc_memories",
+    "mc_chains",
+)
 #: The advisory lock that serialises creating the tables (CREATE TABLE IF NOT EXISTS
 #: run by two sessions at once can fail on the catalog's unique index).
 _SCHEMA_LOCK: Final = 0x6D635F666C656574  # "mc_fleet"

@@ -198,11 +198,20 @@ def _maintain(
 
 
 def _fleet(memory: Memory, url: str) -> dict[str, Any]:
-    """Sync the chain into the fleet's PostgreSQL database (config.json index.url)."""
+    """Sync the chain, its vectors and its workspace's user and project entries into the
+    fleet's PostgreSQL database (config.json index.url)."""
     from memory_chain.index.fleet import safe_url, sync
+    from memory_chain.workspace.fleet import sync_entries
 
     done = sync(url, memory.ledger.layout, verify=False)  # _maintain verified it just now
-    return {"url": safe_url(url), "added": done.added, "memories": done.memories}
+    ws = sync_entries(url, done.chain_id, memory.index.conn, memory.workspace)
+    return {
+        "url": safe_url(url),
+        "added": done.added,
+        "memories": done.memories,
+        "vectors": done.vectors,
+        "entries": ws.entries,
+    }
 
 
 def _post_anchor(memory: Memory, network: str) -> str:

@@ -313,7 +313,13 @@ def test_the_url_in_config_json_is_where_index_and_the_maintain_job_sync(
     cli.ok("add", "Staging runs on port 5433")
     done = cli.run("job", "maintain", "--json")
     assert done.code == 0, done.err
-    assert done.json()["summary"]["fleet"] == {"url": url, "added": 1, "memories": 2}
+    assert done.json()["summary"]["fleet"] == {
+        "url": url,
+        "added": 1,
+        "memories": 2,
+        "vectors": 0,
+        "entries": 0,
+    }
     held = _rows(url, "SELECT content FROM mc_memories ORDER BY seq")
     assert held == [("Use pnpm, not npm",), ("Staging runs on port 5433",)]
 
