@@ -766,6 +766,29 @@ def _copy_vectors(
     return max(cur.rowcount, 0)
 
 
+#: The HNSW index of the fleet's vectors (``vector_index``), by inner product.
+VECTOR_INDEX: Final = "mc_vectors_hnsw"
+
+
+def vector_index(url: str) -> float | None:
+    """Build the HNSW index of the fleet's vectors (``index --url URL --vector-index``),
+    without blocking syncs (CREATE INDEX CONCURRENTLY); the seconds it took, or None when
+    the database keeps no vectors. A search across more than fleet_store.EXACT_UPTO
+    memories then finds the nearest by it, approximately; every sync after it pays for
+    keeping it (specs/INDEX.md 7.4)."""
+    with _session(url) as conn:
+        if not _has_vectors(conn):
+            return None
+        conn.commit()
+        conn.autocommit = True
+        started = time.perf_counter()
+        conn.execute(
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {VECTOR_INDEX} ON mc_vectors "
+            "USING hnsw (vec halfvec_ip_ops)"
+        )
+        return time.perf_counter() - started
+
+
 def _push_vectors(
     conn: psycopg.Connection[Any], num: int, chain_id: str, root: Path, later: list[int]
 ) -> int | None:

@@ -26,6 +26,9 @@ benchmarks/recall.py ``--url``). What differs is where bm25 comes from:
   memory.db's, copied at sync (index/fleet.py), compared with the query's
   by exact inner product over the chains searched, as memory.db compares
   them, and fused by the same rule (query.py ``cosine_parts``, ``fuse``).
+  Across more than EXACT_UPTO memories, where the fleet has an HNSW index
+  of them, the nearest are the index's: approximate, and no longer any
+  one memory.db's.
   Where the server has no pgvector, or this process no semantic extra, the
   semantic part is 0: recall is lexical, as memory.db's is without it.
 
@@ -41,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 from memory_chain.chain.format.errors import InputError
 
 from . import topk
-from .fleet import BLOCK, SHIFT, span
+from .fleet import BLOCK, SHIFT, VECTOR_INDEX, span
 from .query import Hit, cosine_parts, rank, without_speakers
 from .settings import Settings, Weights
 from .store import Filter, Match
@@ -68,6 +71,10 @@ _MASK: Final = (1 << SHIFT) - 1
 #: The nearest vectors by the server's inner product are taken this many beyond those
 #: asked for, and compared again here (FleetStore.semantic).
 RECHECK: Final = 16
+#: Up to this many memories with text in the chains searched, the nearest vectors are
+#: found by a scan, exactly as memory.db finds them (one agent of 10k: about 8 ms);
+#: beyond it by the HNSW index where the fleet has one (a scan of a million: about 0.8 s).
+EXACT_UPTO: Final = 100_000
 _ARRAYS: Final = ("seqs", "tf", "len")
 
 
@@ -374,10 +381,16 @@ class FleetStore:
         # the nearest by the server's sums, and a few more: their products are taken again
         # here as memory.db takes them (numpy, float32), so that the order of nearly equal
         # ones is memory.db's, not that of a sum in another order
+        order = "v.vec::vector <#> %s::vector, v.id"  # exact: a scan, no index can serve it
+        if self.rows_ > EXACT_UPTO and self._approximate():
+            # many agents' memories and an HNSW index (``index --vector-index``): the
+            # nearest by the index, filtered as it goes (pgvector's iterative scan)
+            self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(100, k + RECHECK)}")
+            self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            order = "v.vec <#> %s::halfvec"
         rows = self.conn.execute(  # the nearest ids first: only theirs are read as text
             "SELECT n.id, w.vec::text FROM (SELECT v.id FROM mc_vectors v "
-            f"WHERE {scope} ORDER BY v.vec::vector <#> %s::vector, v.id LIMIT %s) n "
-            "JOIN mc_vectors w ON w.id = n.id",
+            f"WHERE {scope} ORDER BY {order} LIMIT %s) n JOIN mc_vectors w ON w.id = n.id",
             (*args, text, k + RECHECK),
         ).fetchall()
         if not rows:
@@ -390,6 +403,12 @@ class FleetStore:
             key=lambda p: (-p[1], p[0]),
         )
         return near[:k]
+
+    def _approximate(self) -> bool:
+        """Whether the fleet has the HNSW index of its vectors (index/fleet.py
+        ``vector_index``)."""
+        row = self.conn.execute(f"SELECT to_regclass('{VECTOR_INDEX}') IS NOT NULL").fetchone()
+        return bool(row and row[0])
 
     def leading(self, names: list[str]) -> list[str]:
         wanted = {n: self.words.tokens(n) for n in names}

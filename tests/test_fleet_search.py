@@ -331,7 +331,11 @@ def test_the_command_line_searches_the_fleet(cli: Cli, url: str, tmp_path: Path)
     bad = cli.run("search", "staging", "--url", url, "--agent", "gamma")
     assert bad.code == 2 and "--agent gamma: no chain" in bad.err
     assert cli.run("search", "staging", "--agent", "beta").code == 2
-    assert cli.run("search", "staging", "--url", url, "--scope", "user").code == 2
+    # a fleet holds the user and project scopes' entries (tests/test_fleet_workspace.py):
+    # --scope searches them only, and the local scope is this machine's
+    assert cli.ok("search", "staging", "--url", url, "--scope", "user").out == ""
+    local = cli.run("search", "staging", "--url", url, "--scope", "local")
+    assert local.code == 2 and "not 'local'" in local.err
 
 
 def test_the_fleets_review_queue_lists_each_agents_unapproved_notes(

@@ -270,3 +270,43 @@ def test_a_version_2_database_is_made_again(tmp_path: Path, vurl: str) -> None:
         synced = fleet.sync(vurl, Layout(tmp_path))
     assert synced.added == 2 and synced.memories == 1
     assert _rows(vurl, "SELECT version FROM mc_schema") == [(fleet.SCHEMA_VERSION,)]
+
+
+def test_an_hnsw_index_serves_a_search_across_many_memories(
+    tmp_path: Path, vurl: str, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index --vector-index`` builds the HNSW index; a search across more than
+    EXACT_UPTO memories then finds the nearest by it (approximate: here, on a few hundred
+    vectors, the same as the scan's), and a server without pgvector has no index to build."""
+    led, questions = _conversation(tmp_path, 0)
+    led.close()
+    _embed(tmp_path)
+    fleet.sync(vurl, Layout(tmp_path))
+    exact = [fleet_store.search(vurl, q, limit=10, settings=SEMANTIC) for q in questions[:8]]
+    out = Cli(tmp_path, tmp_path / "home").ok("index", "--url", vurl, "--vector-index").out
+    assert "the HNSW index of" in out
+    assert _rows(vurl, f"SELECT to_regclass('{fleet.VECTOR_INDEX}') IS NOT NULL") == [(True,)]
+    monkeypatch.setattr(fleet_store, "EXACT_UPTO", 0)
+    plans: list[str] = []
+    import psycopg
+
+    with psycopg.connect(vurl) as conn:
+        store = fleet_store.FleetStore(conn, [1], settings=SEMANTIC)
+        try:
+            assert store._approximate() and store.semantic(questions[0], 50)
+            conn.execute("SET LOCAL enable_seqscan = off")
+            plans = [
+                r[0]
+                for r in conn.execute(
+                    "EXPLAIN SELECT id FROM mc_vectors ORDER BY "
+                    "vec <#> (SELECT vec FROM mc_vectors LIMIT 1) LIMIT 5"
+                ).fetchall()
+            ]
+        finally:
+            store.close()
+    assert any(fleet.VECTOR_INDEX in p for p in plans)
+    approximate = [fleet_store.search(vurl, q, limit=10, settings=SEMANTIC) for q in questions[:8]]
+    assert [[h.seq for h in hits[:3]] for hits in approximate] == [
+        [h.seq for h in hits[:3]] for hits in exact
+    ]
+    assert fleet.vector_index(url) is None  # Debian's PostgreSQL 15: no pgvector
