@@ -543,6 +543,7 @@ def index_cmd(
         f"workspace: {ws.entries:,} entries of the user and project scopes there"
         + (f"; {ws.parsed:,} files read again" if ws.parsed else "")
         + (f"; {ws.removed:,} files gone" if ws.removed else "")
+        + (f"; {ws.withheld:,} entries holding a secret kept here" if ws.withheld else "")
     )
     if result.vectors is None:
         click.echo(

@@ -229,3 +229,19 @@ def test_memory_db_keeps_the_local_scope_the_fleet_does_not(tmp_path: Path, url:
         local = index.conn.execute("SELECT count(*) FROM ws_entries WHERE scope = 'local'")
         assert local.fetchone() == (1,)
     assert _rows(url, "SELECT count(*) FROM mc_ws_entries") == [(0,)]
+
+
+def test_a_secret_typed_into_memory_md_stays_on_its_host(tmp_path: Path, url: str) -> None:
+    """The workspace's writes refuse secrets, but a person can type one into a file by hand:
+    memory.db indexes it on that host, and the fleet, which many read, does not take it."""
+    data, ws = _agent(tmp_path, "alpha")
+    project = ws.scope("project")
+    ops.remember(project, "Deploys need the staging check", section="Facts")
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    project.memory_md.write_text(
+        project.memory_md.read_text() + f"- The deploy bot's token is {token}\n"
+    )
+    done = _sync(url, data, ws)
+    assert (done.entries, done.withheld) == (1, 1)
+    assert _texts(url) == [("project", "Deploys need the staging check")]
+    assert not _rows(url, "SELECT 1 FROM mc_ws_entries WHERE text LIKE '%%ghp_%%'")

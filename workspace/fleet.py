@@ -12,7 +12,9 @@ halves in one place:
   before are kept, as memory.db keeps them.
 - **Sync.** File by file, by the hash memory.db keeps of each: a file whose
   hash is the fleet's is not touched; a changed or new one has its entries
-  replaced; a file gone from the roots in force has its rows deleted. One
+  replaced; a file gone from the roots in force has its rows deleted. An
+  entry in which the secret screen (chain/format/secrets.py) finds a secret,
+  typed into a file by hand, is not copied: the fleet is shared. One
   transaction under the chain's advisory lock, after the chain's own sync
   (its ``mc_chains`` row numbers the agent). The files are the truth; these
   rows are a cache of a cache, and nothing is ever written back.
@@ -37,6 +39,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from memory_chain.chain.format.errors import OperationalError
+from memory_chain.chain.format.secrets import scan
 from memory_chain.chain.format.values import Value
 from memory_chain.index import topk
 from memory_chain.index.query import REFERENCE_SHARE, query_terms, recency, weights_for
@@ -63,18 +66,22 @@ _COLUMNS: Final = (
 class WsFleetSync(Value):
     """What one sync of an agent's workspace into a fleet database did."""
 
-    __slots__ = ("entries", "files", "parsed", "removed")
+    __slots__ = ("entries", "files", "parsed", "removed", "withheld")
     files: int  # files of the mirrored scopes
     parsed: int  # files whose entries were written again
     removed: int  # files gone since the last sync, their rows deleted
     entries: int  # the agent's workspace entries in the fleet after it
+    withheld: int  # entries of the files read that hold a secret: not copied
 
-    def __init__(self, files: int, parsed: int, removed: int, entries: int) -> None:
+    def __init__(
+        self, files: int, parsed: int, removed: int, entries: int, withheld: int = 0
+    ) -> None:
         set_ = object.__setattr__
         set_(self, "files", files)
         set_(self, "parsed", parsed)
         set_(self, "removed", removed)
         set_(self, "entries", entries)
+        set_(self, "withheld", withheld)
 
 
 def _roots(workspace: Workspace) -> list[str]:
@@ -82,9 +89,11 @@ def _roots(workspace: Workspace) -> list[str]:
 
 
 def _entry_rows(
-    local: sqlite3.Connection, num: int, paths: list[str], words: Words
+    local: sqlite3.Connection, num: int, paths: list[str], words: Words, withheld: list[int]
 ) -> list[tuple[Any, ...]]:
-    """The fleet's rows of the entries of ``paths`` in memory.db, with their words."""
+    """The fleet's rows of the entries of ``paths`` in memory.db, with their words; an
+    entry in which the secret screen finds a secret is left out (``withheld[0]`` counts
+    them)."""
     rows: list[tuple[Any, ...]] = []
     for at in range(0, len(paths), 500):
         part = paths[at : at + 500]
@@ -96,6 +105,10 @@ def _entry_rows(
             f"WHERE e.path IN ({marks}) ORDER BY e.path, e.line",
             part,
         ).fetchall()
+    # a secret typed into a file by hand stays on its host: the fleet is shared
+    kept = [r for r in rows if not scan(r[6]) and not (r[5] and scan(r[5]))]
+    withheld[0] += len(rows) - len(kept)
+    rows = kept
     texts = words.count((i, r[6]) for i, r in enumerate(rows))
     sections = words.count((i, r[5]) for i, r in enumerate(rows) if r[5])
     by_text: dict[int, list[tuple[str, int]]] = {}
@@ -150,6 +163,7 @@ def sync_entries(
         local.execute(f"SELECT path, hash FROM ws_files WHERE root IN ({marks})", roots).fetchall()
     )
     words = Words()
+    withheld = [0]
     try:
         with _session(url) as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (chain_id,))
@@ -183,7 +197,7 @@ def sync_entries(
                 )
             if changed:
                 with conn.cursor().copy(f"COPY mc_ws_entries ({_COLUMNS}) FROM STDIN") as copy:
-                    for entry in _entry_rows(local, num, changed, words):
+                    for entry in _entry_rows(local, num, changed, words, withheld):
                         copy.write_row(entry)
                 with conn.cursor().copy(
                     "COPY mc_ws_files (num, path, root, scope, hash) FROM STDIN"
@@ -200,7 +214,9 @@ def sync_entries(
             held = count.fetchone()
     finally:
         words.close()
-    return WsFleetSync(len(files), len(changed), len(gone), int(held[0]) if held else 0)
+    return WsFleetSync(
+        len(files), len(changed), len(gone), int(held[0]) if held else 0, withheld[0]
+    )
 
 
 # -- search --------------------------------------------------------------------
