@@ -7,11 +7,11 @@ Against a real server (Debian's postgresql in a temporary cluster: tests/helpers
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 from helpers.cli import Cli
+from helpers.postgres import conversation_chain
 from helpers.postgres import rows as _rows
 
 from memory_chain.chain.format.config import Layout
@@ -23,29 +23,6 @@ from memory_chain.index import fleet, fleet_store, topk
 from memory_chain.index.db import Index
 from memory_chain.index.query import search
 from memory_chain.index.words import Words, term_id
-
-sys.path.insert(0, str(Path(__file__).parent / "corpora"))
-from recall_gen import conversations
-
-
-def _conversation(root: Path, index: int) -> tuple[Ledger, list[str]]:
-    """A generated conversation of the recall benchmark's held-out part as a chain (each
-    turn a memory with its session and day), and its questions."""
-    conv = conversations("held-out", index + 1)[index]
-    led = Ledger.init(root, name=conv.name)
-    led.add_batch(
-        [
-            NewEntry(
-                content=t.memory.encode(),
-                tier="relationship",
-                source="auto",
-                meta={"session": t.session, "date": t.day.isoformat()},
-            )
-            for t in conv.turns
-        ]
-    )
-    return led, [q.text for q in conv.questions]
-
 
 #: Every posting of the fleet as (word id, seq, tf, len).
 _UNPACKED = "SELECT term, unnest(seqs), unnest(tf), unnest(len) FROM mc_postings"
@@ -76,7 +53,7 @@ def test_one_agents_search_in_the_fleet_is_its_memory_db_search(tmp_path: Path, 
     give memory.db's results: the same memories, in the same order, with the same scores
     (the recall benchmark checks it on every part: benchmarks/recall.py --url)."""
     for n in range(2):
-        led, questions = _conversation(tmp_path / f"c{n}", n)
+        led, questions = conversation_chain(tmp_path / f"c{n}", n)
         led.close()
         synced = fleet.sync(url, Layout(tmp_path / f"c{n}"))
         with Index.open(tmp_path / f"c{n}") as index:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 import sqlite3
 import struct
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.cli import Cli
-from helpers.postgres import fresh_database
+from helpers.postgres import conversation_chain, fresh_database
 from helpers.postgres import rows as _rows
 
 from memory_chain.chain.format.config import Layout
@@ -30,9 +29,6 @@ from memory_chain.index.db import Index
 from memory_chain.index.query import SqliteStore, search, speakers
 from memory_chain.index.schema import DB_NAME
 from memory_chain.index.settings import Settings
-
-sys.path.insert(0, str(Path(__file__).parent / "corpora"))
-from recall_gen import conversations
 
 SEMANTIC = Settings(semantic=True)
 
@@ -47,24 +43,6 @@ def vurl(pgvector: str, request: pytest.FixtureRequest) -> str:
 def semantic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(vectors.ENV, "1")
     yield
-
-
-def _conversation(root: Path, index: int, turns: int | None = None) -> tuple[Ledger, list[str]]:
-    """A held-out conversation of the recall benchmark as a chain, and its questions."""
-    conv = conversations("held-out", index + 1)[index]
-    led = Ledger.init(root, name=conv.name)
-    led.add_batch(
-        [
-            NewEntry(
-                content=t.memory.encode(),
-                tier="relationship",
-                source="auto",
-                meta={"session": t.session, "date": t.day.isoformat()},
-            )
-            for t in conv.turns[:turns]
-        ]
-    )
-    return led, [q.text for q in conv.questions]
 
 
 def _embed(root: Path) -> int:
@@ -97,7 +75,7 @@ def _fleet(url: str) -> dict[int, bytes]:
 
 
 def test_the_vectors_of_memory_db_are_copied_bit_for_bit(tmp_path: Path, vurl: str) -> None:
-    led, _ = _conversation(tmp_path, 0)
+    led, _ = conversation_chain(tmp_path, 0)
     led.close()
     embedded = _embed(tmp_path)
     synced = fleet.sync(vurl, Layout(tmp_path))
@@ -116,7 +94,7 @@ def test_one_agents_semantic_search_in_the_fleet_is_its_memory_db_search(
     part: 656 of 666 held-out questions alike, the others ties at the edge of the nearest)."""
     asked_of: dict[int, list[str]] = {}
     for n in range(2):
-        led, asked_of[n] = _conversation(tmp_path / f"c{n}", n)
+        led, asked_of[n] = conversation_chain(tmp_path / f"c{n}", n)
         led.close()
         _embed(tmp_path / f"c{n}")
     alike = asked = 0
@@ -193,7 +171,7 @@ def test_a_redaction_takes_the_vector_out_of_the_fleet(tmp_path: Path, vurl: str
 def test_a_rebuilt_memory_db_is_copied_again(tmp_path: Path, vurl: str) -> None:
     """Another memory.db (rebuilt: another epoch) has its vectors numbered anew: the fleet
     reads them all again and ends with the same vectors."""
-    led, _ = _conversation(tmp_path, 1, turns=30)
+    led, _ = conversation_chain(tmp_path, 1, turns=30)
     led.close()
     _embed(tmp_path)
     fleet.sync(vurl, Layout(tmp_path))
@@ -238,7 +216,7 @@ def test_the_fleets_speakers_are_memory_dbs(tmp_path: Path, vurl: str) -> None:
 def test_a_server_without_pgvector_keeps_the_fleet_lexical(tmp_path: Path, url: str) -> None:
     """Debian's PostgreSQL 15 has no pgvector: the sync says so (vectors None), copies no
     vector, and the fleet's search is lexical, as memory.db's without the extra."""
-    led, questions = _conversation(tmp_path, 0, turns=40)
+    led, questions = conversation_chain(tmp_path, 0, turns=40)
     led.close()
     _embed(tmp_path)
     synced = fleet.sync(url, Layout(tmp_path))
@@ -278,7 +256,7 @@ def test_an_hnsw_index_serves_a_search_across_many_memories(
     """``index --vector-index`` builds the HNSW index; a search across more than
     EXACT_UPTO memories then finds the nearest by it (approximate: here, on a few hundred
     vectors, the same as the scan's), and a server without pgvector has no index to build."""
-    led, questions = _conversation(tmp_path, 0)
+    led, questions = conversation_chain(tmp_path, 0)
     led.close()
     _embed(tmp_path)
     fleet.sync(vurl, Layout(tmp_path))

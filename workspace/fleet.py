@@ -42,12 +42,12 @@ from memory_chain.chain.format.errors import OperationalError
 from memory_chain.chain.format.secrets import scan
 from memory_chain.chain.format.values import Value
 from memory_chain.index import topk
-from memory_chain.index.query import REFERENCE_SHARE, query_terms, recency, weights_for
+from memory_chain.index.query import REFERENCE_SHARE, query_terms, weights_for
 from memory_chain.index.settings import Settings, Weights
 from memory_chain.index.words import Words, term_id
 
 from .indexing import sync_workspace
-from .recall import KIND_IMPORTANCE, _micros
+from .recall import entry_score, entry_when, relative
 from .scopes import Workspace
 
 if TYPE_CHECKING:
@@ -346,22 +346,16 @@ def entries_of(
     out = []
     for i, b in scored.items():
         r = rows[i]
-        when = _micros(r[11]) or _micros(r[10]) or r[12] // 1000
+        when = entry_when(r[11], r[10], r[12])
         if (since is not None and when < since) or (until is not None and when >= until):
             continue
-        score = (
-            w.text * max(b, 0.0) / best
-            + w.recency * recency(when, now)
-            + w.importance * KIND_IMPORTANCE.get(r[5], 50) / 100
-        )
-        root, path = r[3], r[1]
         chain, agent = chosen[r[0]]
         out.append(
             FleetEntry(
                 agent=agent,
                 chain=chain,
                 scope=r[4],
-                path=path[len(root) + 1 :] if path.startswith(root + "/") else path,
+                path=relative(r[1], r[3]),
                 line=r[2],
                 section=r[6],
                 text=r[7],
@@ -369,7 +363,7 @@ def entries_of(
                 untrusted=r[9],
                 origin=r[13],
                 role="withheld" if r[9] else role(r[13], approved=r[14]),
-                score=score,
+                score=entry_score(max(b, 0.0) / best, r[5], when, now, w),
             )
         )
     out.sort(key=lambda e: (-e.score, e.agent, e.path, e.line))
@@ -421,7 +415,7 @@ def waiting(url: str, *, agents: list[str] | None = None, limit: int = 50) -> di
                 "agent": chosen[num][1],
                 "chain": chosen[num][0],
                 "id": f"{scope}:{line}",
-                "path": path[len(root) + 1 :] if path.startswith(root + "/") else path,
+                "path": relative(path, root),
                 "section": section,
                 "text": text,
                 "origin": origin,

@@ -99,6 +99,25 @@ def _micros(day: str | None) -> int | None:
     return int(datetime(d.year, d.month, d.day, tzinfo=UTC).timestamp() * 1_000_000)
 
 
+def entry_when(confirmed: str | None, added: str | None, mtime_ns: int) -> int:
+    """An entry's date (µs): its confirmed, else added, else its file's mtime."""
+    return _micros(confirmed) or _micros(added) or mtime_ns // 1000
+
+
+def entry_score(text_part: float, kind: str, when: int, now: int, weights: Weights) -> float:
+    """A workspace entry's score (see the module docstring) from its text part (0..1)."""
+    return (
+        weights.text * text_part
+        + weights.recency * recency(when, now)
+        + weights.importance * KIND_IMPORTANCE.get(kind, 50) / 100
+    )
+
+
+def relative(path: str, root: str) -> str:
+    """``path`` relative to its scope ``root`` (as given when it is not under it)."""
+    return path[len(root) + 1 :] if path.startswith(root + "/") else path
+
+
 def workspace_hits(
     index: Index,
     workspace: Workspace,
@@ -165,16 +184,12 @@ def workspace_hits(
         approved,
         id_,
     ) in rows:
-        when = _micros(conf) or _micros(added) or mtime // 1000
+        when = entry_when(conf, added, mtime)
         if (since is not None and when < since) or (until is not None and when >= until):
             continue
         text_part = fuse(max(b, 0.0) / best, near.get(id_, 0.0) if near else None)
-        score = (
-            weights.text * text_part
-            + weights.recency * recency(when, now)
-            + weights.importance * KIND_IMPORTANCE.get(kind, 50) / 100
-        )
-        rel = path[len(root) + 1 :] if path.startswith(root + "/") else path
+        score = entry_score(text_part, kind, when, now, weights)
+        rel = relative(path, root)
         out.append(
             Found(
                 "untrusted" if untrusted else "editable",

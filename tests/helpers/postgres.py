@@ -138,3 +138,31 @@ def rows(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
 
     with psycopg.connect(url) as conn:
         return conn.execute(sql, params).fetchall()
+
+
+def conversation_chain(root: Path, index: int, turns: int | None = None) -> tuple[Any, list[str]]:
+    """A generated conversation of the recall benchmark's held-out part (its first
+    ``turns`` turns) as a chain at ``root``, each turn a memory with its session and day:
+    the open Ledger, and the conversation's questions."""
+    import sys
+
+    from memory_chain.chain.format.newentry import NewEntry
+    from memory_chain.chain.store.ledger import Ledger
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "corpora"))
+    from recall_gen import conversations
+
+    conv = conversations("held-out", index + 1)[index]
+    led = Ledger.init(root, name=conv.name)
+    led.add_batch(
+        [
+            NewEntry(
+                content=t.memory.encode(),
+                tier="relationship",
+                source="auto",
+                meta={"session": t.session, "date": t.day.isoformat()},
+            )
+            for t in conv.turns[:turns]
+        ]
+    )
+    return led, [q.text for q in conv.questions]
