@@ -572,7 +572,13 @@ def _read(
         if builder.stopped:
             break
     if bulk:
-        conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+        # the rows with text only, as an incremental sync inserts them: FTS5's 'rebuild'
+        # would also count a row whose text a redaction withdrew, and bm25's N would then
+        # depend on how the index was built
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, content) "
+            "SELECT seq, content FROM memories WHERE content IS NOT NULL"
+        )
     if builder.stopped:
         warnings.warn(builder.stopped, IndexWarning, stacklevel=4)
     _write_state(conn, state)

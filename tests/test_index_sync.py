@@ -246,6 +246,26 @@ def test_redaction_reaches_the_index_and_purges_the_text(ledger: Ledger) -> None
         assert b"zebra" not in path.read_bytes(), path
 
 
+def test_bm25_counts_the_same_rows_however_the_index_was_built(ledger: Ledger) -> None:
+    """bm25's N is the memories with text, whether the index was synced entry by entry (a
+    redaction withdraws a text from it) or rebuilt from the chain: FTS5's 'rebuild' also
+    counted the redacted row, and the same search then scored differently."""
+    from memory_chain.index.query import search
+    from memory_chain.index.topk import fts_row_stats
+
+    for text in ("staging runs on port 5433", "the staging database", "deploys on tuesday"):
+        _add(ledger, text)
+    Index.open(ledger.layout.root).close()
+    redact(ledger, 2, "withdrawn")
+    with Index.open(ledger.layout.root) as index:
+        synced = fts_row_stats(index.conn, "memories_fts")
+        scores = [(h.seq, h.score) for h in search(index, "staging port", record=False)]
+        index.rebuild()
+        assert fts_row_stats(index.conn, "memories_fts") == synced == (2, 4.0)
+        again = [(h.seq, h.score) for h in search(index, "staging port", record=False)]
+        assert again == scores
+
+
 def test_reads_never_touch_the_chain(ledger: Ledger) -> None:
     """Opening, syncing and rebuilding the index leave chain.jsonl and content/ byte-identical."""
     _add(ledger, "a")

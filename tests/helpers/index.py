@@ -50,4 +50,7 @@ def dump(conn: sqlite3.Connection) -> dict[str, Any]:
             "SELECT size, offset, last_offset, head, chain_id, agent FROM state"
         ).fetchall(),
         "fts": sorted(conn.execute("SELECT term, doc, col, offset FROM temp.vocab").fetchall()),
+        # bm25's row count and lengths: the docsize rows and the averages record
+        "docsize": conn.execute("SELECT id, sz FROM memories_fts_docsize ORDER BY id").fetchall(),
+        "averages": conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchall(),
     }
