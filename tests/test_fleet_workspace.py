@@ -245,3 +245,60 @@ def test_a_secret_typed_into_memory_md_stays_on_its_host(tmp_path: Path, url: st
     assert (done.entries, done.withheld) == (1, 1)
     assert _texts(url) == [("project", "Deploys need the staging check")]
     assert not _rows(url, "SELECT 1 FROM mc_ws_entries WHERE text LIKE '%%ghp_%%'")
+
+
+def test_concurrent_syncs_while_a_person_writes_lose_and_double_nothing(
+    tmp_path: Path, url: str
+) -> None:
+    """Three processes run `index --url` over and over while another adds entries to
+    MEMORY.md: afterwards the fleet holds the file's entries, once each, none missing
+    (each sync's workspace half is one transaction under the chain's lock)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from helpers.cli import SCRIPT
+
+    data = tmp_path / "data"
+    Ledger.init(data, name="alpha").close()
+    user = Workspace(data / "workspace", None).scope("user")
+    ops.remember(user, "first entry", section="Notes")
+    writer = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memory_chain.workspace import ops\n"
+        "from memory_chain.workspace.scopes import Workspace\n"
+        "user = Workspace(Path(sys.argv[1]), None).scope('user')\n"
+        "for i in range(30):\n"
+        "    ops.remember(user, f'entry number {i} of the writer', section='Notes')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMORY_CHAIN_DIR",)}
+    procs = [subprocess.Popen([sys.executable, "-c", writer, str(data / "workspace")])]
+    procs += [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys, subprocess\n"
+                "for _ in range(6):\n"
+                "    subprocess.run([sys.argv[1], '--dir', sys.argv[2], 'index', '--url', "
+                "sys.argv[3]], check=True, capture_output=True)\n",
+                SCRIPT,
+                str(data),
+                url,
+            ],
+            env=env,
+            cwd=tmp_path,  # no project here: the user scope only
+        )
+        for _ in range(3)
+    ]
+    deadline = time.monotonic() + 240
+    for proc in procs:
+        assert proc.wait(timeout=max(1, deadline - time.monotonic())) == 0
+    synced = fleet.sync(url, Layout(data))
+    with Index.open(data) as index:
+        final = wsfleet.sync_entries(url, synced.chain_id, index.conn, Workspace(user.root, None))
+    want = ["first entry"] + [f"entry number {i} of the writer" for i in range(30)]
+    assert final.entries == 31
+    assert sorted(t for _, t in _texts(url)) == sorted(want)
