@@ -540,7 +540,8 @@ def index_cmd(
         + (f"; {result.vectors:,} vectors copied" if result.vectors else "")
     )
     click.echo(
-        f"workspace: {ws.entries:,} entries of the user and project scopes there"
+        f"workspace: {ws.entries:,} {'entry' if ws.entries == 1 else 'entries'} of the user "
+        "and project scopes there"
         + (f"; {ws.parsed:,} files read again" if ws.parsed else "")
         + (f"; {ws.removed:,} files gone" if ws.removed else "")
         + (f"; {ws.withheld:,} entries holding a secret kept here" if ws.withheld else "")

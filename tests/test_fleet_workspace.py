@@ -210,7 +210,7 @@ def test_the_commands_sync_search_and_review_the_workspace(tmp_path: Path, url: 
         "- Always run the staging check before a deploy <!-- mc: added=2026-01-01 src=auto -->\n"
     )
     out = cli.ok("index", "--url", url).out
-    assert "workspace: 1 entries of the user and project scopes there" in out
+    assert "workspace: 1 entry of the user and project scopes there" in out
     found = cli.ok("search", "staging check", "--url", url).out.splitlines()
     assert any(line.startswith("alpha:user:MEMORY.md:5  ") and "editable" in line for line in found)
     assert any(line.startswith("alpha:1  ") and "provable" in line for line in found)

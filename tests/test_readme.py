@@ -340,7 +340,9 @@ def test_run_a_fleet_section_runs(tmp_path: Path) -> None:
 
     block = commands(sh_blocks(section(README, "## Run a fleet on PostgreSQL"))[0])
     written = "postgresql://mc@127.0.0.1:5432/fleet"
-    assert all(written in line for line in block if " index " in line or " search " in line)
+    assert all(
+        written in line for line in block if any(f" {c} " in line for c in ("index", "search"))
+    )
     with server() as pg:
         url = fresh_database(pg, "fleet")
         _, out = run_lines([line.replace(written, url) for line in block], tmp_path)
@@ -352,3 +354,7 @@ def test_run_a_fleet_section_runs(tmp_path: Path) -> None:
     assert "indexed 2 new entries of agent agent-a" in out  # the genesis and the fact
     assert "agent-a  b3:" in out and "2 entries  1 memory (1 shown, 0 approved in review)" in out
     assert "agent-a:1  " in out and "provable fact/relationship  Staging runs on port 5433" in out
+    # the workspace's user scope went too, and a person's own words wait for no review
+    assert "workspace: 1 entry of the user and project scopes there" in out
+    assert "agent-a:user:MEMORY.md:" in out and "editable  Deploys wait for the staging" in out
+    assert "nothing waits for review in the fleet" in out
