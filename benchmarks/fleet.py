@@ -148,11 +148,8 @@ def random_vectors(url: str) -> tuple[int, float]:
 
     t = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS mc_vectors (id bigint PRIMARY KEY, vec halfvec(384) "
-            "NOT NULL)"
-        )
+        if not fleet._vector_table(conn):  # the extension and the table, as a sync makes them
+            raise SystemExit(f"{fleet.safe_url(url)}: the server has no pgvector")
         have = conn.execute("SELECT count(*) FROM mc_vectors").fetchone()
         want = conn.execute("SELECT count(*) FROM mc_memories WHERE content IS NOT NULL")
         if have == want.fetchone():  # made by an earlier run (an index on them is kept)

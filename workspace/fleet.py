@@ -53,7 +53,16 @@ from .scopes import Workspace
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["MIRRORED", "WsFleetSync", "search_entries", "sync_entries", "waiting"]
+__all__ = [
+    "MIRRORED",
+    "FleetEntry",
+    "WsFleetSync",
+    "entries_of",
+    "search",
+    "search_entries",
+    "sync_entries",
+    "waiting",
+]
 
 #: The scopes a fleet holds (WORKSPACE.md section 2: the local scope is this machine's).
 MIRRORED: Final = ("user", "project")
@@ -159,9 +168,12 @@ def sync_entries(
     sync_workspace(local, workspace)
     roots = _roots(workspace)
     marks = ", ".join("?" * len(roots))
-    files = dict(
-        local.execute(f"SELECT path, hash FROM ws_files WHERE root IN ({marks})", roots).fetchall()
-    )
+    files = {  # path -> (root, scope, hash)
+        r[0]: r[1:]
+        for r in local.execute(
+            f"SELECT path, root, scope, hash FROM ws_files WHERE root IN ({marks})", roots
+        )
+    }
     words = Words()
     withheld = [0]
     try:
@@ -185,7 +197,7 @@ def sync_entries(
                     (num, roots),
                 ).fetchall()
             )
-            changed = sorted(p for p, h in files.items() if there.get(p) != h)
+            changed = sorted(p for p, f in files.items() if there.get(p) != f[2])
             gone = sorted(p for p in there if p not in files)
             stale = changed + gone
             if stale:
@@ -202,14 +214,8 @@ def sync_entries(
                 with conn.cursor().copy(
                     "COPY mc_ws_files (num, path, root, scope, hash) FROM STDIN"
                 ) as copy:
-                    for part in range(0, len(changed), 500):
-                        chunk = changed[part : part + 500]
-                        q = ", ".join("?" * len(chunk))
-                        for path, root, scope, hash_ in local.execute(
-                            f"SELECT path, root, scope, hash FROM ws_files WHERE path IN ({q})",
-                            chunk,
-                        ):
-                            copy.write_row((num, path, root, scope, hash_))
+                    for path in changed:
+                        copy.write_row((num, path, *files[path]))
             count = conn.execute("SELECT count(*) FROM mc_ws_entries WHERE num = %s", (num,))
             held = count.fetchone()
     finally:
