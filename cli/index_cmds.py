@@ -491,6 +491,7 @@ def index_cmd(
     Example:
         memory-chain index --url postgresql://mc@127.0.0.1:5432/fleet
         memory-chain index --url postgresql://mc@127.0.0.1:5432/fleet --list
+        memory-chain index --url postgresql://mc@127.0.0.1:5432/fleet --vector-index
     """
     from memory_chain.index import fleet
 
