@@ -25,6 +25,7 @@ from memory_chain.chain.format.entry import (
     Malformed,
     format_ts,
     ordinary_bytes,
+    ordinary_columns,
     parse_line,
     signing_message,
 )
@@ -215,6 +216,110 @@ def test_valid_lines_that_look_odd_are_taken() -> None:
     assert agree(line)
     fields = ordinary_bytes(line)
     assert fields is not None and fields[6] == b"cd" * 32 and fields[0] == 7
+
+
+# -- a stretch read at once: entry.ordinary_columns -----------------------------------------
+
+
+def columns_agree(lines: list[bytes]) -> bool:
+    """ordinary_columns() accepts a stretch only when ordinary_bytes() accepts every line of
+    it, and reads the same values, column by column; True if it did."""
+    one_by_one = [ordinary_bytes(line) for line in lines]  # also learns meta's keys
+    columns = ordinary_columns(lines)
+    if columns is None:
+        return False
+    assert None not in one_by_one, lines
+    assert columns == tuple(zip(*one_by_one, strict=True))
+    for line in lines:
+        assert agree(line)
+    return True
+
+
+flat_meta = st.dictionaries(
+    st.sampled_from(["origin", "session", "turn", "about", "n"]),
+    st.text(string.printable, max_size=10) | st.integers(-(10**18), 10**18),
+    max_size=3,
+)
+flat_lines = st.tuples(objects, st.sampled_from(CONTENT_TYPES), hashes, hashes, flat_meta).map(
+    lambda t: {
+        **t[0],
+        "type": t[1],
+        "content": t[2],
+        "prev": t[3],
+        "meta": t[4],
+        "seq": t[0]["seq"] or 1,
+    }
+)
+
+
+@settings(deadline=None, max_examples=400)
+@given(
+    objs=st.lists(flat_lines | objects, min_size=1, max_size=4),
+    at=st.integers(0, 10_000),
+    how=st.sampled_from(["keep", "replace", "insert", "delete"]),
+    byte=st.sampled_from(b'{}[]",:0123456789abcdef\\ \x00\xc3\x7f') | st.integers(0, 255),
+)
+def test_a_stretch_read_at_once_agrees(
+    objs: list[dict[str, object]], at: int, how: str, byte: int
+) -> None:
+    """Generated stretches, flat metas and any other, one byte of one line changed or not:
+    the columns are ordinary_bytes' values, or None."""
+    lines = [canonical(obj) for obj in objs]
+    victim = bytearray(lines[at % len(lines)])
+    at %= len(victim)
+    if how == "replace":
+        victim[at] = byte
+    elif how == "insert":
+        victim.insert(at, byte)
+    elif how == "delete":
+        del victim[at]
+    lines[at % len(lines)] = bytes(victim)
+    columns_agree(lines)
+
+
+def test_the_usual_stretch_is_read_at_once() -> None:
+    lines = [canonical(_line(seq=7 + i, meta={"origin": "person", "turn": i})) for i in range(5)]
+    assert columns_agree(lines)
+    assert columns_agree([canonical(_line(meta={}))])
+
+
+#: Lines ordinary_bytes takes one by one, that the stretch leaves to it: the flat case only.
+NOT_FLAT = {
+    "an escape in a string": {"origin": "per\nson"},
+    "a string beyond ASCII": {"origin": "pérson"},
+    "sixteen digits in a string": {"origin": "1234567890123456"},
+    "an integer of sixteen digits": {"n": 1234567890123456},
+    "a boolean": {"origin": True},
+    "null": {"origin": None},
+    "a list": {"origin": ["a"]},
+    "an object": {"origin": {"a": 1}},
+}
+
+
+@pytest.mark.parametrize("name", NOT_FLAT)
+def test_what_is_not_flat_is_read_line_by_line(name: str) -> None:
+    usual = canonical(_line(seq=8))
+    odd = canonical(_line(seq=9, meta=NOT_FLAT[name]))
+    assert ordinary_columns([usual, odd]) is None, name
+    assert agree(odd), name  # ordinary_bytes takes it
+
+
+def test_keys_are_learnt_as_check_value_learns_them() -> None:
+    """A key never seen is taken when it is a meta key (and learnt); one that is not is
+    left to the lines, which refuse it."""
+    usual = canonical(_line(seq=8))
+    fresh = canonical(_line(seq=9, meta={"never-seen-before-s55": 1}))
+    assert columns_agree([usual, fresh])
+    for bad in ("a b", "x" * 65, "é"):
+        odd = canonical(_line(seq=9, meta={bad: 1}))
+        assert ordinary_columns([usual, odd]) is None, bad
+        assert ordinary_bytes(odd) is None, bad
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES)
+def test_a_look_alike_in_a_stretch_is_left_to_parse_line(name: str) -> None:
+    lines = [canonical(_line(seq=6)), LOOK_ALIKES[name], canonical(_line(seq=8))]
+    assert ordinary_columns(lines) is None, name
 
 
 # -- the writer's side: a batch add's line, made by splicing the signature in -------------

@@ -299,6 +299,10 @@ def test_blobs_checked_together_as_one_by_one(chain: tuple[Ledger, list[bytes]])
         together = ContentStore(led.store.root).check_digests(order)
         assert together == alone
         assert all(size == -1 for d, size in zip(order, together, strict=True) if d in unknown)
+        # with the sizes entries name (verify's runs): the same answers, whatever the sizes
+        named = [max(size, 0) for size in alone]
+        for sizes in (named, [size + 1 for size in named], [*named[:5], 7, *named[6:]]):
+            assert ContentStore(led.store.root).check_digests(order, sizes) == alone
     sizes = ContentStore(led.store.root).check_digests(digests)
     assert sum(size >= 0 for size in sizes) >= len(digests) - 2  # all but the redacted one
     with tempfile.TemporaryDirectory() as tmp:  # one blob's bytes altered in its pack
@@ -315,6 +319,46 @@ def test_blobs_checked_together_as_one_by_one(chain: tuple[Ledger, list[bytes]])
         alone = [ContentStore(root).check_digest(d) for d in digests]
         assert ContentStore(root).check_digests(digests) == alone
         assert alone[30] == -2  # ALTERED
+        named = [max(size, 0) for size in alone]
+        named[30] = ContentStore(led.store.root).check_digest(victim)  # the size it had
+        assert ContentStore(root).check_digests(digests, named) == alone
+
+
+def test_blobs_in_order_are_checked_together(chain: tuple[Ledger, list[bytes]]) -> None:
+    """The stretch check takes blobs stored one after the other at the sizes given, and
+    only those: any byte of a record changed (state, digest, either length, the blob)
+    makes it answer 0, and check_digests finds what is wrong blob by blob."""
+    from memory_chain.chain.content.store import ContentStore
+
+    led, lines = chain
+    store = ContentStore(led.store.root)
+    digests = [
+        bytes.fromhex(line.split(b'"content":"b3:')[1][:64].decode())
+        for line in lines[1:41]
+        if b'"content":"b3:' in line
+    ]
+    sizes = store.check_digests(digests[:1])
+    assert sizes[0] >= 0
+    rest = [store.check_digest(d) for d in digests[1:]]
+    fresh = ContentStore(led.store.root)
+    assert fresh.check_digests(digests[:1]) == sizes  # the window read, the cursor after it
+    assert fresh._check_in_order(digests[1:], rest) == len(rest)
+    pack = sorted((Path(led.store.root) / "packs").glob("*.pack"))[0]
+    data = pack.read_bytes()
+    second = data.find(b"L" + digests[2])
+    assert second > 0
+    for offset in (0, 1, 33, 36, 37, 37 + rest[1] - 1, 37 + rest[1], 37 + rest[1] + 3):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "content"
+            shutil.copytree(led.store.root, root)
+            changed = bytearray(data)
+            changed[second + offset] ^= 0x20
+            (root / "packs" / pack.name).write_bytes(bytes(changed))
+            bent = ContentStore(root)
+            bent.check_digests(digests[:1])
+            assert bent._check_in_order(digests[1:], rest) == 0, offset
+            one_by_one = [ContentStore(root).check_digest(d) for d in digests]
+            assert ContentStore(root).check_digests(digests, [sizes[0], *rest]) == one_by_one
 
 
 @pytest.mark.parametrize("tail", [0, 1, 40])

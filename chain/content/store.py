@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Iterator
-from typing import Final
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate, chain, repeat
+from operator import add
+from typing import Final, cast
 
 from blake3 import blake3
 
@@ -48,6 +51,8 @@ HINT: Final = struct.Struct(">32sIQ")  # digest, pack number, record offset: 44 
 PACK_LIMIT: Final = 256 << 20
 #: Bytes read at a time when records are read in order.
 WINDOW: Final = 1 << 20
+#: int.to_bytes as map() calls it: (int, length, byte order).
+_to_bytes = cast("Callable[[int, int, str], bytes]", int.to_bytes)
 _PACK_RE: Final = lazy(r"([0-9]{8})\.pack")
 _LOOSE_DIR_RE: Final = lazy(r"[0-9a-f]{2}")
 _LOOSE_RE: Final = lazy(r"[0-9a-f]{62}")
@@ -307,13 +312,72 @@ class ContentStore:
         """
         return self.check_digests((digest,))[0]
 
-    def check_digests(self, digests: Iterable[bytes]) -> list[int]:
+    def check_digests(
+        self, digests: Sequence[bytes], sizes: Sequence[int] | None = None
+    ) -> list[int]:
         """check_digest() of each digest, in order, in one loop (verify checks runs of entries).
 
         The blob that follows the last one read, inside the read window, is
         checked in place (blobs are mostly read in the order they were
-        written); any other goes through raw().
+        written); any other goes through raw(). ``sizes``, the size each
+        entry gives its blob, changes only how fast the answer comes: blobs
+        stored one after the other at those sizes are checked together
+        (_check_in_order).
         """
+        if sizes is None:
+            return self._check_each(digests)
+        out: list[int] = []
+        i, n = 0, len(digests)
+        while i < n:
+            done = self._check_in_order(digests[i:], sizes[i:])
+            if done:
+                out += sizes[i : i + done]
+                i += done
+            else:  # the next blob is not in the window at its place: found the long way
+                out += self._check_each(digests[i : i + 1])
+                i += 1
+        return out
+
+    def _check_in_order(self, digests: Sequence[bytes], sizes: Sequence[int]) -> int:
+        """How many of the blobs, from the first, are sound in the read window one after the
+        other from the cursor at the given sizes: all those that fit, or 0.
+
+        The checks of _check_each's in-window path (a live record, its digest,
+        its length before and after, its bytes hashed), each made over the
+        whole stretch by one call rather than once a blob: what _check_each
+        answers for such blobs is their sizes. On any difference this
+        answers 0 and _check_each finds what is wrong, blob by blob.
+        """
+        pack, offset = self._cursor
+        wpack, start, data = self._window
+        at = offset - start
+        if wpack != pack or pack < 0 or at < 0 or max(sizes) >= 1 << 32:
+            return 0
+        # where each record starts, then where the last one ends
+        starts = list(accumulate(map(add, sizes, repeat(HEAD + TAIL)), initial=at))
+        k = bisect_right(starts, len(data)) - 1  # records that end inside the window
+        if k <= 0:
+            return 0
+        ends = starts[1 : k + 1]
+        lengths = list(map(_to_bytes, sizes[:k], repeat(4), repeat("big")))
+        named = digests[:k]
+        blobs = list(
+            map(
+                data.__getitem__,
+                map(slice, map(add, starts, repeat(HEAD)), map(add, ends, repeat(-TAIL))),
+            )
+        )
+        # the records as they must be, their blobs as they are: one comparison for the framing
+        made = b"".join(chain.from_iterable(zip(repeat(b"L"), named, lengths, blobs, lengths)))
+        if made != data[at : ends[-1]] or list(map(blake3.digest, map(blake3, blobs))) != list(
+            named
+        ):
+            return 0
+        self._cursor = (pack, start + ends[-1])
+        return k
+
+    def _check_each(self, digests: Iterable[bytes]) -> list[int]:
+        """check_digests() blob by blob."""
         out: list[int] = []
         pack, offset = self._cursor
         wpack, start, data = self._window

@@ -54,7 +54,9 @@ from ..format.canonical import b3
 from ..format.entry import (
     Malformed,
     OrdinaryBytes,
+    OrdinaryColumns,
     ordinary_bytes,
+    ordinary_columns,
     parse_line,
     rotation_message,
     signing_message_of_line,
@@ -93,8 +95,8 @@ __all__ = [
 #: Returns a blob's bytes by content hash, or None when it is absent.
 BlobGetter = Callable[[str], "bytes | None"]
 #: Returns, for each 32-byte digest in order, the size of a sound stored copy of its blob,
-#: or ABSENT or ALTERED (content.store).
-BlobCheck = Callable[[Sequence[bytes]], "list[int]"]
+#: or ABSENT or ALTERED (content.store); given the sizes the entries name, or None.
+BlobCheck = Callable[[Sequence[bytes], "Sequence[int] | None"], "list[int]"]
 
 
 if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a session start 0.5 ms
@@ -102,7 +104,9 @@ if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a session
     class BlobSource(Protocol):
         """A store that checks blobs itself, hashing each once (ContentStore)."""
 
-        def check_digests(self, digests: Sequence[bytes]) -> list[int]: ...
+        def check_digests(
+            self, digests: Sequence[bytes], sizes: Sequence[int] | None = None
+        ) -> list[int]: ...
 
     #: Where verify reads content from: a store, or a function that returns a blob's bytes.
     Blobs = BlobSource | BlobGetter
@@ -192,7 +196,7 @@ def blob_check(blobs: Blobs | None) -> BlobCheck | None:
         return check
     getter = cast("BlobGetter", blobs)
 
-    def hashed(digests: Sequence[bytes]) -> list[int]:
+    def hashed(digests: Sequence[bytes], sizes: Sequence[int] | None = None) -> list[int]:
         out = []
         for digest in digests:
             data = getter("b3:" + digest.hex())
@@ -263,6 +267,11 @@ def _pieces(
     lines: Sequence[bytes], start: int, check: BlobCheck | None, signatures: bool
 ) -> list[LineResult | Run]:
     out: list[LineResult | Run] = []
+    columns = ordinary_columns(lines)  # the common chunk: every line ordinary, read at once
+    if columns is not None:
+        run = _run(lines, columns, start, check, signatures)
+        if run is not None:
+            return [run]
     read = list(map(ordinary_bytes, lines))
     i, n = 0, len(lines)
     while i < n:
@@ -273,7 +282,8 @@ def _pieces(
             j = n
         if j > i:
             fields = cast("list[OrdinaryBytes]", read[i:j])  # none of them None
-            run = _run(lines[i:j], fields, start + i, check, signatures)
+            columns = cast("OrdinaryColumns", tuple(zip(*fields, strict=True)))
+            run = _run(lines[i:j], columns, start + i, check, signatures)
             out.extend(_check_lines(lines[i:j], check, signatures) if run is None else (run,))
         if j < n:
             out.extend(_check_lines(lines[j : j + 1], check, signatures))
@@ -283,22 +293,22 @@ def _pieces(
 
 def _run(
     lines: Sequence[bytes],
-    fields: list[OrdinaryBytes],
+    columns: OrdinaryColumns,
     start: int,
     check: BlobCheck | None,
     signatures: bool,
 ) -> Run | None:
     """The Run of ordinary lines at positions start, ...; None if any does not pass.
 
-    Column by column rather than line by line: each check is one operation
-    in C over the whole stretch (a comparison of tuples, a sort, a join),
-    which is what a run is for. Only the hashes, the blob checks and the
+    ``columns``: what ordinary_bytes read from each line, by column. Column
+    by column rather than line by line: each check is one operation in C
+    over the whole stretch (a comparison of tuples, a sort, a join), which
+    is what a run is for. Only the hashes, the blob checks and the
     signatures are a call a line.
     """
-    first = fields[0]
-    n = len(fields)
-    seqs, stamps, _, tiers, digests, sizes, prevs, keys, signed = zip(*fields, strict=True)
-    key = first[7]
+    seqs, stamps, _, tiers, digests, sizes, prevs, keys, signed = columns
+    n = len(seqs)
+    key = keys[0]
     # Steps 4, 6 and 7 inside the run: seq counts up, ts never goes back, one key.
     if (
         seqs != tuple(range(start, start + n))
@@ -313,7 +323,7 @@ def _run(
         return None
     absent: list[tuple[int, str]] = []
     if check is not None:
-        found = check(digests)
+        found = check(digests, sizes)
         if found != list(sizes):
             for seq, digest, size, got in zip(seqs, digests, sizes, found, strict=True):
                 if got != size:
@@ -326,8 +336,8 @@ def _run(
     return Run(
         start,
         n,
-        "b3:" + first[6].decode(),
-        first[1].decode(),
+        "b3:" + prevs[0].decode(),
+        stamps[0].decode(),
         stamps[-1].decode(),
         "ed25519:" + key.decode(),
         joined,
@@ -347,7 +357,7 @@ _KEY_HEX = len("ed25519:")
 
 def _blob(check: BlobCheck, content: str, size: int) -> int:
     """Step 10, the hashing half: the BLOB_* code of an entry's content."""
-    found = check((bytes.fromhex(content[3:]),))[0]
+    found = check((bytes.fromhex(content[3:]),), None)[0]
     if found == size:
         return BLOB_OK
     return BLOB_ABSENT if found == ABSENT else BLOB_MISMATCH if found == ALTERED else BLOB_SIZE

@@ -52,5 +52,29 @@ def dump(conn: sqlite3.Connection) -> dict[str, Any]:
         "fts": sorted(conn.execute("SELECT term, doc, col, offset FROM temp.vocab").fetchall()),
         # bm25's row count and lengths: the docsize rows and the averages record
         "docsize": conn.execute("SELECT id, sz FROM memories_fts_docsize ORDER BY id").fetchall(),
-        "averages": conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchall(),
+        "averages": [
+            _averages(block)
+            for (block,) in conn.execute("SELECT block FROM memories_fts_data WHERE id = 1")
+        ],
     }
+
+
+def _averages(block: bytes) -> tuple[int, ...]:
+    """FTS5's averages record as its numbers (the row count, then each column's tokens), with
+    no rows read as no record: FTS5 keeps zeros once its last row is deleted, and a rebuild
+    over no row writes an empty record; bm25 reads both as none."""
+    numbers: list[int] = []
+    at = 0
+    while at < len(block):  # SQLite varints: 7 bits a byte, high bit set while more follow
+        value = 0
+        for i in range(9):
+            byte = block[at]
+            at += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        numbers.append(value)
+    return () if not any(numbers) else tuple(numbers)
