@@ -185,6 +185,8 @@ class Run(NamedTuple):
 
 _COMMITTED, _CONTENT, _REDACTED = 1, 2, 4
 _ZERO32 = bytes(32)
+_digest, _update, _copy = _blake3.digest, _blake3.update, _blake3.copy
+_LEAF = _blake3(b"\x00")
 
 
 def blob_check(blobs: Blobs | None) -> BlobCheck | None:
@@ -316,7 +318,7 @@ def _run(
         or sorted(stamps) != list(stamps)
     ):
         return None
-    hashes = [_blake3(line).digest() for line in lines]
+    hashes = list(map(_digest, map(_blake3, lines)))
     joined = b"".join(hashes)
     # Step 5 inside the run: each prev is the hash of the line before.
     if n > 1 and bytes.fromhex(b"".join(prevs[1:]).decode()) != joined[:-32]:
@@ -332,7 +334,8 @@ def _run(
                     absent.append((seq, "b3:" + digest.hex()))
     if signatures and failed_with_key(bytes.fromhex(key.decode()), signed):
         return None
-    leaves = [_blake3(b"\x00" + line).digest() for line in lines]
+    # RFC 9162 leaves, BLAKE3(0x00 || line): a hasher that has read the 0x00, copied
+    leaves = list(map(_digest, map(_update, map(_copy, repeat(_LEAF, n)), lines)))
     return Run(
         start,
         n,
