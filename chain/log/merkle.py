@@ -54,7 +54,7 @@ class TreeHash:
         name: str,
         fn: Callable[[bytes], bytes],
         empty: bytes | None = None,
-        new: Callable[[bytes], Any] | None = None,
+        new: Callable[..., Any] | None = None,
     ) -> None:
         """``fn`` hashes bytes; ``new``, if given, makes the hash object whose digest fn gives."""
         self.name = name
@@ -73,11 +73,16 @@ class TreeHash:
         """node() of each pair of an even-length level, in one loop (a tree's next level)."""
         pairs = iter(level)
         new = self._new
-        if new is not None:  # one call a node, not two (verify merges every leaf)
-            return [
-                new(b"\x01" + left + right).digest()
-                for left, right in zip(pairs, pairs, strict=True)
-            ]
+        if new is not None:  # one hasher, reset after each node (verify merges every leaf)
+            hasher = new()
+            update, digest, reset = hasher.update, hasher.digest, hasher.reset
+            out: list[bytes] = []
+            node = out.append
+            for left, right in zip(pairs, pairs, strict=True):
+                update(b"\x01" + left + right)
+                node(digest())
+                reset()
+            return out
         h = self._h
         return [h(b"\x01" + left + right) for left, right in zip(pairs, pairs, strict=True)]
 

@@ -185,8 +185,28 @@ class Run(NamedTuple):
 
 _COMMITTED, _CONTENT, _REDACTED = 1, 2, 4
 _ZERO32 = bytes(32)
-_digest, _update, _copy = _blake3.digest, _blake3.update, _blake3.copy
-_LEAF = _blake3(b"\x00")
+
+
+def _line_hashes(lines: Sequence[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """Each line's hash, and its RFC 9162 leaf hash BLAKE3(0x00 || line).
+
+    One hasher, reset after each digest: a new hasher a hash cost about
+    0.2 us more than the hashing of a 550-byte line itself.
+    """
+    h = _blake3()
+    update, digest, reset = h.update, h.digest, h.reset
+    hashes: list[bytes] = []
+    leaves: list[bytes] = []
+    line_hash, leaf = hashes.append, leaves.append
+    for line in lines:
+        update(line)
+        line_hash(digest())
+        reset()
+        update(b"\x00")
+        update(line)
+        leaf(digest())
+        reset()
+    return hashes, leaves
 
 
 def blob_check(blobs: Blobs | None) -> BlobCheck | None:
@@ -318,7 +338,7 @@ def _run(
         or sorted(stamps) != list(stamps)
     ):
         return None
-    hashes = list(map(_digest, map(_blake3, lines)))
+    hashes, leaves = _line_hashes(lines)
     joined = b"".join(hashes)
     # Step 5 inside the run: each prev is the hash of the line before.
     if n > 1 and bytes.fromhex(b"".join(prevs[1:]).decode()) != joined[:-32]:
@@ -334,8 +354,6 @@ def _run(
                     absent.append((seq, "b3:" + digest.hex()))
     if signatures and failed_with_key(bytes.fromhex(key.decode()), signed):
         return None
-    # RFC 9162 leaves, BLAKE3(0x00 || line): a hasher that has read the 0x00, copied
-    leaves = list(map(_digest, map(_update, map(_copy, repeat(_LEAF, n)), lines)))
     return Run(
         start,
         n,
