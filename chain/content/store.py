@@ -136,8 +136,8 @@ def _digest(content_hash: str) -> bytes:
 
 
 def _digests(blobs: Iterable[bytes]) -> list[bytes]:
-    """The BLAKE3 digest of each blob, by one hasher reset after each (a new hasher a blob
-    cost more than hashing a 300-byte blob)."""
+    """The BLAKE3 digest of each blob, by one hasher reset after each (making a new hasher
+    for each blob cost about 0.2 us more a blob)."""
     h = blake3()
     update, digest, reset = h.update, h.digest, h.reset
     out: list[bytes] = []

@@ -454,11 +454,13 @@ def ordinary_columns(lines: Sequence[bytes]) -> OrdinaryColumns | None:
     rather than once a line in Python (verify's runs of ordinary lines): the
     pattern and its groups by ``map``, the hex of every line by one
     ``translate``, each distinct date once, the largest seq and size, and
-    meta by the flat case alone: every meta an object whose keys were all
-    seen before and whose values are all strings or integers, with no
-    backslash, no byte beyond ASCII and no run of sixteen digits in any of
-    them (so every string is ASCII and every integer within MAX_SAFE_INT),
-    equal to its canonical bytes. Whatever this accepts, ordinary_bytes
+    meta by the flat case alone: every meta an object whose keys are meta
+    keys (learnt as check_value learns them) and whose values are all
+    strings or integers, with no backslash, no byte beyond ASCII and no run
+    of sixteen digits in any of them (so every string is ASCII and every
+    integer within MAX_SAFE_INT), equal to its canonical bytes. The signed
+    message is the line before and after its sig member (the pattern's
+    first and eighth groups) after the tag. Whatever this accepts, ordinary_bytes
     accepts with the same values (a property test compares the two on
     mutated stretches); anything else gives None, never a verdict.
     """

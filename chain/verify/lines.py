@@ -190,8 +190,8 @@ _ZERO32 = bytes(32)
 def _line_hashes(lines: Sequence[bytes]) -> tuple[list[bytes], list[bytes]]:
     """Each line's hash, and its RFC 9162 leaf hash BLAKE3(0x00 || line).
 
-    One hasher, reset after each digest: a new hasher a hash cost about
-    0.2 us more than the hashing of a 550-byte line itself.
+    One hasher, reset after each digest: making a new hasher for each hash
+    cost about 0.2 us more a hash (a 550-byte line hashes in about 0.5 us).
     """
     h = _blake3()
     update, digest, reset = h.update, h.digest, h.reset
