@@ -389,7 +389,7 @@ class Detector:
         if _TASTE.search(question):
             category = "preference"  # "Any foods you can't stand?" "coriander"
         elif _ANSWER_NORM.search(answer) or not open_:
-            category = "convention"
+            category = "preference" if _own_reason(answer) else "convention"
         else:
             category = "fact"
         found = self._detection((category, category, text, confidence), turn)
@@ -776,6 +776,20 @@ def _answer(sentence: str, asked: str) -> str:
     return sentence[m.end() :]
 
 
+def _own_reason(answer: str) -> bool:
+    """A choice given with a reason about the person themself, and nothing of a project
+    ("paper, I don't read on screens", "helix, I gave up on vim"; revision 23): their
+    taste, not a rule of the place. The first person must be in a later clause than the
+    choice: in "I publish, you only draft" or "only me and the manager" it is the rule."""
+    choice, sep, reason = _ANSWER_LEAD.sub("", answer, count=1).partition(",")
+    return (
+        bool(sep)
+        and _PERSONAL.search(choice) is None
+        and _PERSONAL.search(reason) is not None
+        and _PROJECT.search(answer) is None
+    )
+
+
 def statements_of(text: str) -> list[str]:
     """The sentences of a person's turn that may hold something to remember: their own
     words (own_words), fenced code and quotes dropped, questions, hypotheticals,
@@ -1114,6 +1128,8 @@ _PROGRAM: Final = (
     r"cypress|rspec|phpunit|ctest|cmake|ninja|meson|west|pio|arduino-cli|hugo|jekyll|"
     r"latexmk|pandoc|ffmpeg|rsync|ssh|scp|systemctl|journalctl|crontab"
 )
+#: A script named by its file ("deploy.sh", "./bin/seed.py").
+_SCRIPT: Final = r"(?:\./)?[\w./-]+\.(?:sh|py|rb|js|mjs|ts|pl|ps1|bat|cmd|mk)"
 _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|"
@@ -1137,6 +1153,19 @@ _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:just |always )?(?:run|use) (?:" + _PROGRAM + r")\b[^,;]{0,60}? "
         r"(?:to|for) (?!now\b|today\b|me\b|us\b|this\b|that\b|the moment\b).+)$",
+        re.I,
+    ),
+    # revision 23: how a piece of work is run, with a command named without backticks
+    # ("run it with deno task dev, plain deno run misses the permissions flags", "on
+    # staging we seed with php artisan db:seed --class=DemoSeeder", "I deploy always with
+    # the script deploy.sh"): the verb of the work, then with, via or using, then a
+    # program and what follows it, or a script by its file name
+    re.compile(
+        r"^(?P<x>(?:(?:on|in|for) [\w.-]+,? )?(?:(?:we|i|you) (?:always |usually |only )?)?"
+        r"(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|format|start|"
+        r"test|publish|bootstrap|migrate|package|ship|serve|bump|generate)s?\b[^,;`]{0,40}? "
+        r"(?:always |only )?(?:with|via|using) (?:the (?:script|command) )?"
+        r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b.*)$",
         re.I,
     ),
 )
@@ -1572,7 +1601,10 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     if verdict.none >= thresholds(category, verdict.model).veto:
         return _VETOED
     better = verdict.category
-    if better is not None and better not in (category, "remember"):
+    if better is not None and better not in (category, "remember") and category != "tool":
+        # a tool rule names a command and what it is for: that is what the find is, whatever
+        # else the scorer reads in its words ("to refresh the fixtures, just run docker
+        # compose up -d" is how to run a thing, not a rule of the place; revision 23)
         category = better
     if (
         confidence < LEARNED

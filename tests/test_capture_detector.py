@@ -762,6 +762,12 @@ def test_the_agents_question_is_kept_only_when_it_is_plain(
         ("Which wiki do you use?", "BookStack", "fact", "project"),
         ("Where do you keep the volunteer list?", "Airtable", "fact", "project"),
         ("Which Julia versions do you support?", "1.9 and up", "fact", "project"),
+        # revision 23: a rule word or a choice given as the person's own is their taste;
+        # the same answer with the work's words is a rule of the place
+        ("Ebook or paper?", "paper, I don't read on screens", "preference", "user"),
+        ("Mornings or evenings?", "mornings, I run before work", "preference", "user"),
+        ("Ebook or paper?", "paper, the team prints everything", "convention", "project"),
+        ("Should frame sizes be in cm or inches?", "cm, always", "convention", "project"),
     ],
 )
 def test_an_answer_is_read_as_what_the_question_asks(
@@ -997,6 +1003,48 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
 ) -> None:
     hit = classify(said)
     assert category == (hit[0] if hit else None), hit
+
+
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 23: how a piece of work is run, the command after with, via or using
+        ("run it with deno task dev, plain deno run misses the permissions flags", "tool"),
+        ("on staging we seed with php artisan db:seed --class=DemoSeeder", "tool"),
+        ("I deploy always with the script deploy.sh, not by hand", "tool"),
+        ("we build the docs via make html", "tool"),
+        ("test it using pytest -x", "tool"),
+        # no program, or no command after it
+        ("I run the tests with care", None),
+        ("we start the day with coffee", None),
+        ("deploy with docker", None),
+    ],
+)
+def test_a_command_without_backticks_after_with_is_a_tool(said: str, category: str | None) -> None:
+    hit = classify(said)
+    assert category == (hit[0] if hit else None), hit
+
+
+def test_what_a_tool_rule_finds_stays_a_tool_whatever_the_scorer_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Revision 23: a scorer that reads every statement as a convention does not rename
+    a tool rule's find (it still names the category of another rule's find)."""
+    from memory_chain.capture import scorer
+
+    real = scorer.score
+
+    def convention(statement: str, model: object = None, rule: str | None = None) -> object:
+        verdict = real(statement, rule=rule)
+        if verdict is None:
+            return scorer.Score("convention", 0.9, 0.05)
+        return verdict._replace(category="convention", p=0.9, none=0.05)
+
+    monkeypatch.setattr(scorer, "score", convention)
+    said = "if you need to refresh the fixtures, just run docker compose up -d"
+    assert [d.category for d in detect(_turns(("U", said)))] == ["tool"]
+    other = detect(_turns(("U", "I prefer tabs over spaces")))
+    assert [d.category for d in other] == ["convention"]
 
 
 def _said_in_the_corpora() -> list[str]:
