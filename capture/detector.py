@@ -828,7 +828,10 @@ _REMEMBER_ASK: Final = re.compile(
 )
 #: A hypothetical, not a conditional: "if you need X, run Y" is a rule and stays.
 _HYPOTHETICAL: Final = re.compile(
-    r"\b(what if|suppose|supposing|imagine|hypothetically|in theory|assuming|"
+    # "assuming" as a premise starts a clause ("assuming the cache is warm, ..."); "check
+    # deps.edn before assuming libs" asks for care, and says something (revision 23)
+    r"(?:^|[,;:]\s*)assuming\b|\bassuming that\b|"
+    r"\b(what if|suppose|supposing|imagine|hypothetically|in theory|"
     r"i wonder|wondering|not sure|maybe|perhaps|probably|might|could we|"
     r"if (?:i|we|you|it|they) (?:were|had|used|went|switched|moved|preferred|wanted)|"
     r"would(?:n't)? have|would be|would that|if only)\b",
@@ -837,7 +840,11 @@ _HYPOTHETICAL: Final = re.compile(
 _REPORTED: Final = re.compile(
     # "claims" is reported speech before what is claimed ("the vendor claims it works"),
     # not as a noun ("the claims team", "claims data")
-    r"\b(said|says|(?:they|people|you|he|she) say|wrote|writes|according to|"
+    # "wrote" and "writes" report only what follows as written ("the customer wrote:
+    # ...", "wrote that ..."): "he wrote it" and "the rig writes to /data/raw" say who
+    # made a thing and what a thing does (revision 23)
+    r"\b(said|says|(?:they|people|you|he|she) say|(?:wrote|writes)(?=\s*(?::|that\b|[\"“]))|"
+    r"according to|"
     r"claims?\s+(?:that|to|it|it's|they|he|she|we|you|this|there)\b|"
     r"the article|the post|the blog|someone|somebody|my colleague|they told)\b",
     re.I,
@@ -1579,6 +1586,14 @@ def _in_a_clause(sentence: str) -> tuple[str, str, str, float] | None:
 _VETOED: Final = ("", "", "", 0.0)
 
 
+#: What a rule finds as one of these stays it, whatever category the scorer reads in the
+#: sentence (revision 23): a tool rule names a command and what it is for ("to refresh the
+#: fixtures, just run docker compose up -d" is how to run a thing, not a rule of the
+#: place). Not identity: "I'm the office manager, so please explain things simply" is
+#: what the person wants, as the scorer reads it.
+_STANDS_AS: Final = frozenset(["tool"])
+
+
 def judged(sentence: str) -> tuple[str, str, str, float] | None:
     """The rules' verdict on a sentence, weighed by the scorer, or the scorer's alone.
 
@@ -1601,10 +1616,7 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     if verdict.none >= thresholds(category, verdict.model).veto:
         return _VETOED
     better = verdict.category
-    if better is not None and better not in (category, "remember") and category != "tool":
-        # a tool rule names a command and what it is for: that is what the find is, whatever
-        # else the scorer reads in its words ("to refresh the fixtures, just run docker
-        # compose up -d" is how to run a thing, not a rule of the place; revision 23)
+    if better is not None and better not in (category, "remember") and category not in _STANDS_AS:
         category = better
     if (
         confidence < LEARNED

@@ -22,6 +22,7 @@ from memory_chain.capture.detector import (
     decided,
     detect,
     error_signature,
+    not_a_statement,
 )
 from memory_chain.capture.gate import MAY_REMEMBER
 from memory_chain.capture.transcripts import Turn
@@ -1023,6 +1024,23 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
 def test_a_command_without_backticks_after_with_is_a_tool(said: str, category: str | None) -> None:
     hit = classify(said)
     assert category == (hit[0] if hit else None), hit
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 23: "assuming" is a premise only where a clause starts with it
+        ("we're on reitit, not compojure, check deps.edn before assuming libs", True),
+        ("assuming the cache is warm, the page loads in 200ms", False),
+        ("we deploy on fridays, assuming nobody objects", False),
+        # "wrote" reports what was written only before it ("wrote:", "wrote that")
+        ("money is cents everywhere, don't touch Invoice.pm without Greg, he wrote it", True),
+        ('the customer wrote: "always send invoices as PDF"', False),
+        ("someone on a forum wrote that you should always pin dependencies", False),
+    ],
+)
+def test_a_premise_and_a_report_are_read_where_they_are(said: str, kept: bool) -> None:
+    assert kept == (not not_a_statement(said))
 
 
 def test_what_a_tool_rule_finds_stays_a_tool_whatever_the_scorer_names_it(
