@@ -277,6 +277,7 @@ PARTS = {
     "held-out 19": CORPORA / "capture-heldout19.txt",
     "held-out 20": CORPORA / "capture-heldout20.txt",
     "held-out 21": CORPORA / "capture-heldout21.txt",
+    "held-out 22": CORPORA / "capture-heldout22.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
