@@ -932,16 +932,28 @@ _REMEMBER_LEAD: Final = re.compile(
     r"(?:remember(?: this)?|don't forget|do not forget|note for the future|note to self|"
     r"note that|make a note(?: that)?|keep in mind|for future reference|"
     r"merk dir|bitte merken|souviens-toi|retiens|recuerda|lembre-se|"
+    # revision 23: Italian and Dutch, as the other rules read them, and the languages scope
+    # reads (Swedish, Danish, Norwegian, Polish, Czech, Finnish); "husk" only before "at",
+    # "på" or a colon (an English word too)
+    r"ricorda(?:ti)?|tieni (?:a mente|presente)|onthoud|vergeet niet|kom ihåg|"
+    r"husk(?=\s+(?:at|på)\b|\s*:)|(?:za)?pamiętaj|(?:za)?pamatuj si|muista|"
     # "store this: X", "save that for next time: X": only with the colon ("save this
     # file" is a request about a file)
     r"(?:store|save|log|memori[sz]e)\s+(?:this|that)"
     r"(?:\s+for\s+(?:later|next time|the future|future reference))?(?=\s*:)|"
     r"(?:write|jot)\s+(?:this|that)\s+down(?=\s*:)|"
     r"add\s+(?:this|that)\s+to\s+(?:your\s+)?memory(?=\s*:))"
-    r"\s*[:,]?\s+(?:(?:that|dass|que|de que)\s+)?(?P<x>.+)$",
+    r"\s*[:,]?\s+(?:(?:that|dass|que|de que|che|dat|att|at|på at|że|že|että)\s+)?(?P<x>.+)$",
     re.I,
 )
-_NOT_REMEMBER: Final = re.compile(r"^remember(?:,\s*remember|\s+(?:to|when)\b)", re.I)
+_NOT_REMEMBER: Final = re.compile(
+    r"^remember(?:,\s*remember|\s+(?:to|when)\b)|"
+    # a reminder of something to do, not of how things are: "ricordati di chiamare",
+    # "vergeet niet te bellen", "pamiętaj, żeby zadzwonić" (revision 23)
+    r"^(?:ricorda(?:ti)?|tieni a mente) di\b|^(?:vergeet niet|onthoud) (?:te|om)\b|"
+    r"^(?:za)?pamiętaj,? (?:żeby|aby|o)\b|^(?:za)?pamatuj si,? (?:abys?|že musíš)\b",
+    re.I,
+)
 
 _IDENTITY: Final = (
     (

@@ -1043,6 +1043,33 @@ def test_a_premise_and_a_report_are_read_where_they_are(said: str, kept: bool) -
     assert kept == (not not_a_statement(said))
 
 
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        # revision 23: a request to remember in Italian, Dutch, and the languages scope reads
+        ("ricordati che il server si riavvia ogni domenica alle 4", "il server si riavvia"),
+        ("tieni presente che il cliente paga a 60 giorni", "il cliente paga a 60 giorni"),
+        ("onthoud dat de klant alleen op dinsdag bereikbaar is", "de klant alleen op"),
+        ("kom ihåg att servern startar om varje natt", "servern startar om"),
+        ("husk at serveren genstarter hver nat", "serveren genstarter"),
+        ("pamiętaj, że serwer restartuje się co noc", "serwer restartuje"),
+        ("zapamatuj si, že server se restartuje každou noc", "server se restartuje"),
+        ("muista, että palvelin käynnistyy joka yö uudelleen", "palvelin käynnistyy"),
+        # a reminder of something to do, and the English word
+        ("ricordati di chiamare il cliente", None),
+        ("vergeet niet te bellen", None),
+        ("pamiętaj, żeby zadzwonić", None),
+        ("husk the corn before boiling it", None),
+    ],
+)
+def test_a_request_to_remember_in_the_languages_capture_reads(said: str, text: str | None) -> None:
+    hit = classify(said)
+    if text is None:
+        assert hit is None or hit[0] != "remember", hit
+    else:
+        assert hit is not None and hit[0] == "remember" and hit[2].startswith(text), hit
+
+
 def test_what_a_tool_rule_finds_stays_a_tool_whatever_the_scorer_names_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
