@@ -1095,6 +1095,31 @@ def decided(sentence: str) -> bool:
 
 
 _DEADLINE: Final = r"(?:by|before|on|until|next|this|tomorrow|today|end of)\b"
+#: "I/we promised" in German, French, Spanish, Portuguese, Italian and Dutch (revision 23).
+_PROMISED: Final = (
+    r"(?:(?:ich habe|wir haben|ik heb|we hebben)\b.{0,60}?\b(?:versprochen|beloofd)\b|"
+    r"(?:j'ai|nous avons|on a)\s+promis\b|(?:(?:le|les|lhe|lhes)\s+)?(?:prometí|prometimos|"
+    r"he prometido|hemos prometido|prometi|prometemos|prometemos)\b|"
+    r"(?:(?:gli|le)\s+)?(?:ho|abbiamo)\s+promesso\b)"
+)
+#: The person's own hand-over of a piece of work, in those languages: "ich schicke",
+#: "j'envoie", "(le) mando", "envio", "consegno", "ik stuur", ... (revision 23).
+_HANDED: Final = (
+    r"(?:(?:ich|wir) (?:schicke|schicken|liefere|liefern|sende|senden|schreibe|schreiben)|"
+    r"(?:(?:je |on )(?:t'|vous |lui |leur )?|j')(?:envoie|livre|finis|rends|termine)|"
+    r"je vais (?:envoyer|livrer|finir|rendre)|(?:(?:le|les|te|lhe|ti|gli) )?"
+    r"(?:mando|envío|entrego|termino|envio|invio|consegno|finisco)|"
+    r"(?:ik|we) (?:stuur|sturen|lever|leveren))"
+)
+#: ... by a day: "bis Freitag", "d'ici vendredi", "antes del viernes", "até sexta",
+#: "entro venerdì", "voor vrijdag", or tomorrow in those languages.
+_BY_DAY: Final = (
+    r"(?:bis (?:zum |Ende |morgen|\w+tag)|d'ici|avant (?:le |la |vendredi|lundi|mardi|"
+    r"mercredi|jeudi|demain)|antes del?|para el (?:lunes|martes|miércoles|jueves|viernes)|"
+    r"até (?:segunda|terça|quarta|quinta|sexta|amanhã|ao fim|o fim|dia)|entro|"
+    r"(?:voor|uiterlijk) (?:maandag|dinsdag|woensdag|donderdag|vrijdag|morgen|het eind)|"
+    r"morgen|demain|mañana|amanhã|domani)"
+)
 _COMMITMENT: Final = (
     (re.compile(r"^(?P<w>i|we) promised (?P<x>.+)$", re.I), "Promised {x}"),
     (re.compile(r"^(?P<w>i|we)(?: have|'ve)? committed to (?P<x>.+)$", re.I), "Committed to {x}"),
@@ -1112,13 +1137,21 @@ _COMMITMENT: Final = (
         "Will {x}",
     ),
     (re.compile(r"^(?:the )?deadline for (?P<x>.+) is (?P<y>.+)$", re.I), "Deadline for {x}: {y}"),
+    # revision 23: a promise, and work handed over by a day, in the six other languages the
+    # rules read ("ich habe dem Kunden versprochen, ...", "j'envoie la facture d'ici
+    # vendredi", "le mando la factura antes del viernes", "ik stuur de factuur voor vrijdag")
+    (re.compile(r"^(?P<x>" + _PROMISED + r".+)$", re.I), "{X}"),
+    (re.compile(r"^(?P<x>" + _HANDED + r"\b.{3,80}?\b" + _BY_DAY + r"\b.*)$", re.I), "{X}"),
     (
         re.compile(r"^(?:the )?(?P<x>.+?) is due (?P<y>(?:by|on|before) .+)$", re.I),
         "{x} is due {y}",
     ),
 )
 _CORRECTION_LEAD: Final = re.compile(
-    r"^(?:(?:no|nope|nein|wrong(?: again)?|not that|that's wrong|that's not right|actually)"
+    r"^(?:(?:no|nope|nein|wrong(?: again)?|not that|that's wrong|that's not right|actually|"
+    # revision 23: "no" in French, Portuguese and Dutch ("nein", Spanish and Italian "no"
+    # above)
+    r"non|não|nee)"
     r"\s*[,:!.-]+\s*|(?:i said|i told you|like i said|as i said|again|once more)\b[\s,:!.-]*|"
     # a person taking back what they just said (revision 22): "actually no wait,",
     # "no wait,", "wait, no,", "scratch that,", "correction:", "sorry, I meant"
@@ -1132,6 +1165,12 @@ _CORRECTION_TAIL: Final = re.compile(
 )
 _NOT_CORRECTION: Final = re.compile(
     r"^(?:worries|problem|thanks|i don't|i think|still|never mind|nevermind|that's fine)\b", re.I
+)
+#: "X, not Y" in the six other languages the rules read, after a correction's lead:
+#: "nein, nimm pnpm, nicht npm", "non, utilise pnpm, pas npm", "nee, gebruik pnpm, niet
+#: npm" (revision 23).
+_THIS_NOT_THAT: Final = re.compile(
+    r"\S,\s+(?:nicht|kein|keine|pas|no|não|non|niet|geen)\s+\S", re.I
 )
 _STOP_DOING: Final = re.compile(r"^(?:please\s+)?stop (?P<x>\w+ing\b.+)$", re.I)
 _RULE_WORDS: Final = re.compile(r"\b(always|never|from now on|every time|in this project)\b", re.I)
@@ -1604,6 +1643,11 @@ _VETOED: Final = ("", "", "", 0.0)
 #: place). Not identity: "I'm the office manager, so please explain things simply" is
 #: what the person wants, as the scorer reads it.
 _STANDS_AS: Final = frozenset(["tool"])
+#: A promise or a piece of work due by a day in the six other languages (the commitment
+#: rules of revision 23) stays a commitment too: the lexical scorer has almost no words of
+#: those languages, and read "ich schicke dem Kunden die Rechnung bis Freitag" as an
+#: identity, "ik stuur de klant de factuur voor vrijdag" as a preference.
+_PROMISED_ELSEWHERE: Final = re.compile(rf"(?:{_PROMISED}|{_HANDED}\b)", re.I)
 
 
 def judged(sentence: str) -> tuple[str, str, str, float] | None:
@@ -1628,7 +1672,12 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
     if verdict.none >= thresholds(category, verdict.model).veto:
         return _VETOED
     better = verdict.category
-    if better is not None and better not in (category, "remember") and category not in _STANDS_AS:
+    if (
+        better is not None
+        and better not in (category, "remember")
+        and category not in _STANDS_AS
+        and not (category == "commitment" and _PROMISED_ELSEWHERE.match(sentence))
+    ):
         category = better
     if (
         confidence < LEARNED
@@ -1768,7 +1817,7 @@ def _correction(s: str) -> tuple[str, str, str, float] | None:
         r"should|instead|it's|that's|they're|only)\b",
         rest,
         re.I,
-    ):
+    ) and not _THIS_NOT_THAT.search(rest):
         return None
     text = re.sub(r"(\w) not (\S)", r"\1, not \2", rest[:1].upper() + rest[1:])
     confidence = EXPLICIT if _RULE_WORDS.search(rest) else SINGLE_CORRECTION
