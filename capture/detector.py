@@ -1226,6 +1226,17 @@ _TOOL: Final = (
         r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b.*)$",
         re.I,
     ),
+    # ... and the same in German, French, Spanish, Portuguese, Italian and Dutch: "führ die
+    # Tests mit pnpm test aus", "lance les tests avec pnpm test", "ejecuta los tests con
+    # pnpm test", "draai de tests met pnpm test"
+    re.compile(
+        r"^(?P<x>(?:bitte )?(?:führ|führe|starte|baue|teste|deploye|lance|lancez|exécute|"
+        r"construis|déploie|ejecuta|corre|lanza|compila|despliega|roda|rode|executa|"
+        r"execute|lancia|esegui|fai girare|draai|bouw|start)\b[^,;`]{0,40}? "
+        r"(?:mit|avec|con|com|met|via|tramite) "
+        r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b.*)$",
+        re.I,
+    ),
 )
 _CONVENTION: Final = (
     (
@@ -1311,7 +1322,11 @@ _PREFERENCE: Final = (
         "{X}",
     ),
     (
-        re.compile(r"^(?:ich bevorzuge|je préfère|prefiero|prefiro) (?P<x>.+)$", re.I),
+        re.compile(
+            r"^(?:ich bevorzuge|je préfère|prefiero|prefiro|preferisco|ik heb liever|"
+            r"ik wil liever) (?P<x>.+)$",
+            re.I,
+        ),
         "Prefers: {x}",
     ),
 )

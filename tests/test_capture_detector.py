@@ -1015,6 +1015,14 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
         ("I deploy always with the script deploy.sh, not by hand", "tool"),
         ("we build the docs via make html", "tool"),
         ("test it using pytest -x", "tool"),
+        # and in the six other languages
+        ("führ die Tests mit pnpm test --filter core aus", "tool"),
+        ("lance les tests avec pnpm test --filter core", "tool"),
+        ("ejecuta los tests con pnpm test --filter core", "tool"),
+        ("roda os testes com pnpm test --filter core", "tool"),
+        ("lancia i test con pnpm test --filter core", "tool"),
+        ("draai de tests met pnpm test --filter core", "tool"),
+        ("ejecuta los tests con cuidado", None),
         # no program, or no command after it
         ("I run the tests with care", None),
         ("we start the day with coffee", None),
@@ -1091,6 +1099,9 @@ def test_a_request_to_remember_in_the_languages_capture_reads(said: str, text: s
         ("não, usa pnpm, não npm", "correction"),
         ("nee, gebruik pnpm, niet npm", "correction"),
         ("non, je ne sais pas", None),
+        # "I prefer" in Italian and Dutch
+        ("preferisco risposte brevi, senza elenchi", "preference"),
+        ("ik heb liever korte antwoorden", "preference"),
         ("nee, dank je", None),
     ],
 )
