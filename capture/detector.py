@@ -639,7 +639,7 @@ def _unwrap(lines: list[str]) -> str:
 
 _FORGET_WORDS: Final = re.compile(
     r"forget|remember|save|store|keep|note|memori|scratch|mind|disregard|ignore|one.?off|"
-    r"once|temporary|vergiss|oublie|olvida",
+    r"once|temporary|vergiss|oublie|olvida|esque|dimentic|lascia|vergeet|laat maar",
     re.I,
 )
 _FORGET: Final = re.compile(
@@ -649,7 +649,10 @@ _FORGET: Final = re.compile(
     r"(?:that|this|it|what i (?:just )?said)|forget (?:that|this|it|what i (?:just )?said|"
     r"about (?:that|it))|scratch that|never ?mind(?: that)?|disregard (?:that|what i said)|"
     r"ignore (?:that|what i (?:just )?said)|that was (?:a one-off|a one off|just this once|"
-    r"temporary)|(?:vergiss|oublie|olvida) (?:das|ça|eso))\b",
+    r"temporary)|(?:vergiss|oublie|olvida) (?:das|ça|eso)|"
+    # revision 23: Portuguese, Italian and Dutch ("vergeet niet dat ..." asks to remember)
+    r"(?:esquece|esqueça) (?:isso|isto)|dimenticalo|dimentica (?:quello|questo|tutto)|"
+    r"lascia perdere|vergeet (?:dat|het|dit)|laat maar)\b",
     re.I,
 )
 

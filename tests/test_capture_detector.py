@@ -1275,6 +1275,30 @@ def test_forgotten_advice_held_for_a_lesson_is_never_kept() -> None:
 
 
 @pytest.mark.parametrize(
+    "forget",
+    [
+        "vergiss das",
+        "oublie ça",
+        "olvida eso",
+        "esquece isso",
+        "dimenticalo",
+        "lascia perdere",
+        "vergeet dat",
+        "laat maar",
+    ],
+)
+def test_forget_that_in_the_languages_capture_reads(forget: str) -> None:
+    """Revision 23: a request to forget in Portuguese, Italian and Dutch takes back the
+    turn before it, as in English, German, French and Spanish; "vergeet niet dat ..."
+    asks to remember."""
+    said = ("U", "we always deploy on fridays after the standup")
+    assert ["convention"] == [d.category for d in detect(_turns(said))]
+    assert [] == detect(_turns(said, ("U", forget)))
+    kept = detect(_turns(said, ("U", "vergeet niet dat de server elke nacht herstart")))
+    assert ["convention", "remember"] == [d.category for d in kept]
+
+
+@pytest.mark.parametrize(
     ("first", "then", "found"),
     [
         (
