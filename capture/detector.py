@@ -1191,6 +1191,8 @@ _PROGRAM: Final = (
 )
 #: A script named by its file ("deploy.sh", "./bin/seed.py").
 _SCRIPT: Final = r"(?:\./)?[\w./-]+\.(?:sh|py|rb|js|mjs|ts|pl|ps1|bat|cmd|mk)"
+#: A command named without backticks: a known program and what follows it, or a script.
+_UNQUOTED: Final = r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b"
 _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|"
@@ -1225,8 +1227,14 @@ _TOOL: Final = (
         r"^(?P<x>(?:(?:on|in|for) [\w.-]+,? )?(?:(?:we|i|you) (?:always |usually |only )?)?"
         r"(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|format|start|"
         r"test|publish|bootstrap|migrate|package|ship|serve|bump|generate)s?\b[^,;`]{0,40}? "
-        r"(?:always |only )?(?:with|via|using) (?:the (?:script|command) )?"
-        r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b.*)$",
+        r"(?:always |only )?(?:with|via|using) (?:the (?:script|command) )?" + _UNQUOTED + r".*)$",
+        re.I,
+    ),
+    # "the way to run a single test here is pytest -k name", "the command to update the
+    # lockfile is uv lock": how a thing is done, named as such
+    re.compile(
+        r"^(?P<x>(?:the )?(?:way|command|script) to [^,;]{3,60}? (?:here )?is "
+        r"(?:to run |running )?(?:`[^`]+`|" + _UNQUOTED + r").*)$",
         re.I,
     ),
     # ... and the same in German, French, Spanish, Portuguese, Italian and Dutch: "führ die
@@ -1236,8 +1244,7 @@ _TOOL: Final = (
         r"^(?P<x>(?:bitte )?(?:führ|führe|starte|baue|teste|deploye|lance|lancez|exécute|"
         r"construis|déploie|ejecuta|corre|lanza|compila|despliega|roda|rode|executa|"
         r"execute|lancia|esegui|fai girare|draai|bouw|start)\b[^,;`]{0,40}? "
-        r"(?:mit|avec|con|com|met|via|tramite) "
-        r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b.*)$",
+        r"(?:mit|avec|con|com|met|via|tramite) " + _UNQUOTED + r".*)$",
         re.I,
     ),
 )

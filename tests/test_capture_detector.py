@@ -1023,6 +1023,11 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
         ("lancia i test con pnpm test --filter core", "tool"),
         ("draai de tests met pnpm test --filter core", "tool"),
         ("ejecuta los tests con cuidado", None),
+        # the way or the command to do a thing, named as such
+        ("the way to run a single test here is pytest -k name -x", "tool"),
+        ("the command to deploy is `make ship`", "tool"),
+        ("the script to seed is seed.py", "tool"),
+        ("the way to do it is to ask Marta", None),
         # no program, or no command after it
         ("I run the tests with care", None),
         ("we start the day with coffee", None),
