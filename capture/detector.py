@@ -1102,7 +1102,7 @@ _DEADLINE: Final = r"(?:by|before|on|until|next|this|tomorrow|today|end of)\b"
 _PROMISED: Final = (
     r"(?:(?:ich habe|wir haben|ik heb|we hebben)\b.{0,60}?\b(?:versprochen|beloofd)\b|"
     r"(?:j'ai|nous avons|on a)\s+promis\b|(?:(?:le|les|lhe|lhes)\s+)?(?:prometí|prometimos|"
-    r"he prometido|hemos prometido|prometi|prometemos|prometemos)\b|"
+    r"he prometido|hemos prometido|prometi|prometemos)\b|"
     r"(?:(?:gli|le)\s+)?(?:ho|abbiamo)\s+promesso\b)"
 )
 #: The person's own hand-over of a piece of work, in those languages: "ich schicke",
