@@ -388,7 +388,7 @@ class Detector:
         _, _, text, confidence = hit
         if _TASTE.search(question):
             category = "preference"  # "Any foods you can't stand?" "coriander"
-        elif _ANSWER_NORM.search(answer) or not open_:
+        elif _ANSWER_NORM.search(answer) or not open_ or _PRESCRIBED.search(question):
             category = "preference" if _own_reason(answer) else "convention"
         else:
             category = "fact"
@@ -1622,6 +1622,14 @@ _WORK_THING: Final = re.compile(
     r"\b(?:(?:tool|wiki|system|program|platform|editor|ide|language|framework|server|host|"
     r"stack|cms|crm|format|version|werkzeug|programm|outil|logiciel|herramienta|programa|"
     r"strumento|ferramenta)s?|software|library|libraries|hosting|keep|store|use|support)\b",
+    re.I,
+)
+#: An open question for how the work is to be done ("Which date format should I normalise
+#: to?", "Which citation style does your department want?"): its answer is a rule of the
+#: place, not how things are (Detector._answered).
+_PRESCRIBED: Final = re.compile(
+    r"\b(?:should|soll(?:en|te)?|doit|doivent|debe|deben|deve|devono|moet|moeten)\b|"
+    r"\b(?:does|do) (?!you\b)(?:\w+ ){1,3}(?:want|expect|require|prefer)\b",
     re.I,
 )
 #: The longest answer read with the question it answers when it says nothing alone

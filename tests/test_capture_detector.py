@@ -769,6 +769,11 @@ def test_the_agents_question_is_kept_only_when_it_is_plain(
         ("Mornings or evenings?", "mornings, I run before work", "preference", "user"),
         ("Ebook or paper?", "paper, the team prints everything", "convention", "project"),
         ("Should frame sizes be in cm or inches?", "cm, always", "convention", "project"),
+        # revision 24: an open question for how the work is to be done asks for a rule
+        ("Which date format should the export use?", "ISO 8601", "convention", "project"),
+        ("How long should the trial last?", "14 days", "convention", "project"),
+        ("Which licence does the client want?", "MIT", "convention", "project"),
+        ("Welches Datumsformat soll der Export nutzen?", "ISO", "convention", "project"),
     ],
 )
 def test_an_answer_is_read_as_what_the_question_asks(
