@@ -737,11 +737,18 @@ def _suggested_by(command: str, output: str) -> bool:
     if not output:
         return False
     bare = " ".join(_bare(command).split())
-    flat = " ".join(output.split())
+    flat = _flat(output)
     if len(bare) >= 8 and bare in flat:
         return True
     urls = re.findall(r"\b(?:https?|ftp)://[^\s'\"`|;)]+", bare)
     return any(u in output for u in urls)
+
+
+@lru_cache(maxsize=4)
+def _flat(text: str) -> str:
+    """``text`` with each run of white space one space (a failing output is compared
+    with each fix tried after it: flattened once)."""
+    return " ".join(text.split())
 
 
 #: How a person's answer to a question begins: "no, ...", "yes. ...", "yeah ...".
@@ -2000,12 +2007,14 @@ def instruction_like(text: str) -> bool:
     return bool(_INSTRUCTION.search(folded))
 
 
-_FAILED_START: Final = re.compile(r"(?:error|fatal|traceback|exception)\b", re.I)
+#: How a failed tool result starts, after any white space: matched within its first 400
+#: characters.
+_FAILED_START: Final = re.compile(r"\s*(?:error|fatal|traceback|exception)\b", re.I)
 
 
 def _looks_failed(text: str) -> bool:
     """Whether a tool result not marked as an error starts like one."""
-    return _FAILED_START.match(text[:400].lstrip()) is not None
+    return _FAILED_START.match(text, 0, 400) is not None
 
 
 #: A call whose output goes through tail or head: the shell reports the exit status of
@@ -2188,6 +2197,7 @@ _OUTPUT_AROUND: Final = re.compile(
 _TIME_LIMIT: Final = re.compile(r"^(?P<tool>[\w-]+: )?timeout (?:-\w+ )*\d+[smh]? ")
 
 
+@lru_cache(maxsize=512)
 def _core(command: str) -> str:
     """A call as what it runs, normalized: ``Bash: timeout 120 pytest -x 2>&1 | tail -30``
     -> ``bash: pytest -x``."""

@@ -14,6 +14,7 @@ is in housekeeping.py.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -52,6 +53,10 @@ DEFAULT_SECTION: Final = "Notes"
 MAX_ENTRY_CHARS: Final = 1000
 MAX_SECTION_CHARS: Final = 80
 NEW_FILE_TITLE: Final = "# Memory\n"
+#: A control character other than a tab, and a lone surrogate (a byte of a file that is
+#: not UTF-8, as Python decodes it with ``surrogateescape``).
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 SOURCES: Final = ("manual", "auto", "curation")
 
 
@@ -106,9 +111,9 @@ def check_text(text: str, *, what: str = "entry") -> str:
         raise InputError(f"the {what} is {len(text)} characters; the limit is {MAX_ENTRY_CHARS}")
     if "<!--" in text or "-->" in text:
         raise InputError(f"the {what} may not hold an HTML comment (<!-- -->)")
-    if any(ord(c) < 32 and c != "\t" for c in text):
+    if _CONTROL.search(text):
         raise InputError(f"the {what} holds a control character")
-    if any("\ud800" <= c <= "\udfff" for c in text):  # a byte of a file that is not UTF-8
+    if _SURROGATE.search(text):  # a byte of a file that is not UTF-8
         raise InputError(f"the {what} holds bytes that are not UTF-8")
     check_secret(text, what=f"the {what}")
     return text
