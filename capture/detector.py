@@ -965,6 +965,41 @@ _NOT_REMEMBER: Final = re.compile(
     re.I,
 )
 
+#: "My name is" in German, French, Spanish, Portuguese, Italian, Dutch, Swedish, Danish,
+#: Norwegian, Polish, Czech and Finnish (revision 24).
+_NAME_LEAD: Final = (
+    r"ich hei(?:ß|ss)e(?! (?:das|es|dies|alle|euch|dich|sie)\b)|mein name ist|"
+    r"je m'appelle|mon nom est|me llamo|mi nombre es|"
+    r"chamo-me|(?:eu )?me chamo|(?:o )?meu nome é|mi chiamo|il mio nome è|ik heet|"
+    r"mijn naam is|jag heter|mitt namn är|jeg hedder|jeg heter|mitt navn er|mit navn er|"
+    r"nazywam się|mam na imię|jmenuji se|jmenuju se|(?:minun )?nimeni on"
+)
+#: "I work as" and "I work at" in the same languages (not "I work on", "I work for": a
+#: task or a client as often as a job).
+_WORK_LEAD: Final = (
+    r"ich arbeite (?:als|bei)|je travaille (?:comme|chez)|trabajo (?:como|de)|"
+    r"trabalho (?:como|de)|lavoro (?:come|presso)|ik werk (?:als|bij)|"
+    r"jag (?:jobbar|arbetar) som|jeg (?:arbejder|jobber|arbeider) som|pracuję jako|"
+    r"pracuji jako|työskentelen"
+)
+#: How long the person has been at something and what their body needs, in German,
+#: French, Spanish, Portuguese, Italian and Dutch (revision 18), and in Swedish, Danish,
+#: Norwegian, Polish, Czech and Finnish (revision 24).
+_BODY_ELSEWHERE: Final = (
+    r"soy nuev[oa] en|ich bin neu (?:in|bei|mit)|je (?:suis nouve(?:au|lle)|"
+    r"débute) (?:en|sur|avec|dans)|sou nov[oa] (?:em|no|na|com)|ik ben nieuw (?:in|met|"
+    r"bij)|sono nuov[oa] (?:in|con|a|nel|nella)|ich bin allergisch gegen|"
+    r"soy alérgic[oa] a|je suis allergique à|sou alérgic[oa] a|"
+    r"ik ben allergisch voor|sono allergic[oa] a|jag är allergisk mot|"
+    r"jeg er allergisk (?:mot|overfor)|ich bin (?:vegetarier(?:in)?|veganer(?:in)?|vegan)|"
+    r"soy (?:vegetarian[oa]|vegan[oa])|je suis (?:végétarien(?:ne)?|végan(?:e)?)|"
+    r"sou (?:vegetarian[oa]|vegan[oa])|ik ben (?:vegetariër|veganist)|"
+    r"sono (?:vegetarian[oa]|vegan[oa])|"
+    r"jag är (?:vegetarian|vegan)|jeg er (?:vegetar(?:ianer)?|veganer|allergisk)|"
+    r"jestem (?:wegetarianinem|wegetarianką|weganinem|weganką|uczulon[ya] na)|"
+    r"jsem (?:vegetarián(?:ka)?|vegan(?:ka)?|alergick[ýá] na)|"
+    r"olen (?:kasvissyöjä|vegaani|allerginen)"
+)
 _IDENTITY: Final = (
     (
         re.compile(r"^my name is (?P<x>[\w .'-]{1,40}?)(?: and (?P<y>.+))?$", re.I),
@@ -1006,21 +1041,11 @@ _IDENTITY: Final = (
         ),
         "User has been {x}",
     ),
-    (
-        re.compile(
-            r"^(?P<x>(?:soy nuev[oa] en|ich bin neu (?:in|bei|mit)|je (?:suis nouve(?:au|lle)|"
-            r"débute) (?:en|sur|avec|dans)|sou nov[oa] (?:em|no|na|com)|ik ben nieuw (?:in|met|"
-            r"bij)|sono nuov[oa] (?:in|con|a|nel|nella)|ich bin allergisch gegen|"
-            r"soy alérgic[oa] a|je suis allergique à|sou alérgic[oa] a|"
-            r"ik ben allergisch voor|sono allergic[oa] a|jag är allergisk mot|"
-            r"jeg er allergisk (?:mot|overfor)|ich bin (?:vegetarier(?:in)?|veganer(?:in)?|vegan)|"
-            r"soy (?:vegetarian[oa]|vegan[oa])|je suis (?:végétarien(?:ne)?|végan(?:e)?)|"
-            r"sou (?:vegetarian[oa]|vegan[oa])|ik ben (?:vegetariër|veganist)|"
-            r"sono (?:vegetarian[oa]|vegan[oa]))\b.*)$",
-            re.I,
-        ),
-        "{X}",
-    ),
+    (re.compile(rf"^(?P<x>(?:{_BODY_ELSEWHERE})\b.*)$", re.I), "{X}"),
+    # revision 24: a name and a job in the languages capture reads ("Me llamo Lucía",
+    # "Jag heter Erik", "Ich arbeite als Lehrerin", "Pracuję jako tłumaczka")
+    (re.compile(rf"^(?P<x>(?:{_NAME_LEAD}) [\w'.-]+.*)$", re.I), "{X}"),
+    (re.compile(rf"^(?P<x>(?:{_WORK_LEAD}) \w.*)$", re.I), "{X}"),
 )
 _DECISION: Final = (
     (
@@ -1308,6 +1333,18 @@ _CONVENTION: Final = (
         "In this repo it's {x}{y}",
     ),
 )
+#: "I prefer" in Swedish, Danish, Norwegian, Polish, Czech and Finnish (revision 24).
+_PREFER_ELSEWHERE: Final = (
+    r"jag föredrar|jag vill hellre|jeg foretrækker|jeg foretrekker|jeg vil hell?ere|wolę|"
+    r"preferuję|preferuji|dávám přednost|raději|suosin|mieluummin"
+)
+#: "I like" and "I don't like" in the same languages.
+_LIKE_ELSEWHERE: Final = (
+    r"jag gillar(?: inte)?|jag tycker (?:inte )?om|jeg kan(?: godt| ikke)? lide|"
+    r"jeg liker(?: ikke)?|(?:nie )?lubię|(?:ne)?mám r[áa]da?|en pidä|pidän"
+)
+#: What a like is about when it is about what was just said or done ("jag gillar det").
+_JUST_SAID: Final = r"det|den|dem|detta|dette|to|tego|tohle|tuto|sitä|tätä|siitä|tästä"
 _PREFERENCE: Final = (
     (re.compile(r"^i(?:'d| would)? prefer (?:that )?(?P<x>.+)$", re.I), "Prefers {x}"),
     (re.compile(r"^my preference is (?:for )?(?P<x>.+)$", re.I), "Prefers {x}"),
@@ -1341,11 +1378,15 @@ _PREFERENCE: Final = (
     (
         re.compile(
             r"^(?:ich bevorzuge|je préfère|prefiero|prefiro|preferisco|ik heb liever|"
-            r"ik wil liever) (?P<x>.+)$",
+            rf"ik wil liever|{_PREFER_ELSEWHERE}),? (?P<x>.+)$",
             re.I,
         ),
         "Prefers: {x}",
     ),
+    # revision 24: what the person likes or does not, in the languages capture reads,
+    # about a thing rather than what was just said ("Mám rád krátké odpovědi", "Jeg liker
+    # ikke lange e-poster"; not "jag gillar det", "lubię to")
+    (re.compile(rf"^(?P<x>(?:{_LIKE_ELSEWHERE}) (?!{_JUST_SAID}\b)\w.*)$", re.I), "{X}"),
 )
 _RULES: Final = {
     "identity": _IDENTITY,
@@ -1688,6 +1729,13 @@ _STANDS_AS: Final = frozenset(["tool"])
 #: those languages, and read "ich schicke dem Kunden die Rechnung bis Freitag" as an
 #: identity, "ik stuur de klant de factuur voor vrijdag" as a preference.
 _PROMISED_ELSEWHERE: Final = re.compile(rf"(?:{_PROMISED}|{_HANDED}\b)", re.I)
+#: Who the person is and what they want, said in another language than English (revision
+#: 24): the lexical scorer knows few of its words, and names such a find anything.
+_OWN_ELSEWHERE: Final = re.compile(
+    rf"(?:{_NAME_LEAD}|{_WORK_LEAD}|{_BODY_ELSEWHERE}|{_PREFER_ELSEWHERE}|{_LIKE_ELSEWHERE}|"
+    r"ich bevorzuge|je préfère|prefiero|prefiro|preferisco|ik heb liever|ik wil liever)\b",
+    re.I,
+)
 
 
 def judged(sentence: str) -> tuple[str, str, str, float] | None:
@@ -1717,6 +1765,7 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
         and better not in (category, "remember")
         and category not in _STANDS_AS
         and not (category == "commitment" and _PROMISED_ELSEWHERE.match(sentence))
+        and not (category in ("identity", "preference") and _OWN_ELSEWHERE.match(sentence))
     ):
         category = better
     if (
