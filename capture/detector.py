@@ -1234,7 +1234,11 @@ _TOOL: Final = (
     re.compile(r"^(?P<x>(?:to|for) [^,`]+, (?:run|use) `[^`]+`.*)$", re.I),
     re.compile(r"^(?P<x>use `[^`]+` (?:to|for) .+)$", re.I),
     re.compile(
-        r"^(?P<x>.+ (?:is run|are run|runs?|is done|are done) (?:with|via|using) `[^`]+`.*)$", re.I
+        r"^(?P<x>.+ (?:is run|are run|runs?|is done|are done) (?:with|via|using) "
+        # revision 24: or a command named without backticks ("the e2e tests run with npx
+        # playwright test")
+        r"(?:`[^`]+`|" + _UNQUOTED + r").*)$",
+        re.I,
     ),
     re.compile(r"^(?P<x>on (?:my|this) (?:laptop|machine).*`[^`]+`.*)$", re.I),
     # revision 18: a command named without backticks, with what it is for ("if you need
@@ -1243,6 +1247,22 @@ _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:(?:if|when|whenever) (?:you )?(?:need|want) to|to|for) [^,]{2,60},\s*"
         r"(?:just |then |always )?(?:run|use) (?:" + _PROGRAM + r")\b.*)$",
+        re.I,
+    ),
+    # revision 24: the same without the comma, the command with what follows it ("to start
+    # the dev server use npm run dev")
+    re.compile(
+        r"^(?P<x>(?:(?:if|when|whenever) (?:you )?(?:need|want) to|to) [^,;]{2,60}? "
+        r"(?:just |then |always )?(?:run|use) " + _UNQUOTED + r".*)$",
+        re.I,
+    ),
+    # ... and what the agent can or must do with a command or a script ("you can reset the
+    # local db with ./scripts/reset-db.sh", "you have to run them with python -m pytest")
+    re.compile(
+        r"^(?P<x>you (?:can|could|have to|need to|should|must) (?:always |just )?"
+        r"[a-z]+\b[^,;`]{0,40}? (?:with|via|using) (?:the (?:script|command) )?"
+        + _UNQUOTED
+        + r".*)$",
         re.I,
     ),
     re.compile(

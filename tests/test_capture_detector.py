@@ -1037,6 +1037,17 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
         ("I run the tests with care", None),
         ("we start the day with coffee", None),
         ("deploy with docker", None),
+        # revision 24: what is run with a command, what to do it for without a comma, and
+        # what the agent can or must do with one
+        ("the e2e tests run with npx playwright test", "tool"),
+        ("the nightly export is done via ./bin/export.sh", "tool"),
+        ("to start the dev server use npm run dev", "tool"),
+        ("to refresh the fixtures just run make fixtures", "tool"),
+        ("you can reset the local db with ./scripts/reset-db.sh", "tool"),
+        ("you have to seed it using python manage.py loaddata demo", "tool"),
+        ("the tests run with no output", None),
+        ("to be honest use whatever works", None),
+        ("you should check it with the team first", None),
     ],
 )
 def test_a_command_without_backticks_after_with_is_a_tool(said: str, category: str | None) -> None:

@@ -174,8 +174,12 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 18", 0.55, 0.69, 0.70, 0.92),
         # written at the start of session 47 before any change (Claude Code's shapes in
         # stacks no part used), run once before and once after, its misses not read:
-        # before 0.54 / 0.62 (0.73 / 0.82)
-        ("held-out 19", 0.55, 0.67, 0.74, 0.87),
+        # before 0.54 / 0.62 (0.73 / 0.82); s57 revision 24 0.55 / 0.67 (0.74 / 0.87) ->
+        # 0.56 / 0.67 (0.73 / 0.84): "you have to run them with python -m pytest from the
+        # root", said while pytest failed, is now read as a tool usage (its label) and so
+        # held for the failure's lesson (revision 18), which names the fix and not the
+        # advice; the part labels it on its own too, the training parts mostly do not
+        ("held-out 19", 0.56, 0.67, 0.73, 0.84),
         # written at the start of session 50 before any change (registers first), run once;
         # its misses not read
         ("held-out 20", 0.71, 0.70, 0.88, 0.86),
