@@ -911,6 +911,8 @@ def not_a_statement(sentence: str) -> bool:
     s = sentence.strip()
     if s.endswith(":") or _REMINISCING.match(s):
         return True  # a lead-in to what follows; "I remember when ..." is not a request
+    if _REACTION.fullmatch(s):
+        return True  # "looks good to me", "works for me": a word on what was just done
     conditional = _IF_THEN.match(s)
     if conditional and not _RULE_MAIN.match(conditional.group("main")):
         return True
@@ -927,6 +929,20 @@ def not_a_statement(sentence: str) -> bool:
         _quotes_someone(s) and not _tells_a_fix(s)
     )
     return reported and not _SELF_QUOTE.search(s) and not _REMEMBER_LEAD.match(s)
+
+
+#: A word on what the agent just did or said, and nothing more (revision 24).
+_REACTION: Final = re.compile(
+    r"(?:(?:ok|okay|yes|yeah|yep|great|nice|cool|perfect|thanks|thx)[,!.]*\s+)*"
+    r"(?:(?:that|this|it|all)(?:'s| is)?\s+)?"
+    r"(?:(?:looks|sounds|seems|reads|works)\s+"
+    r"(?:good|great|fine|ok|okay|right|perfect|correct|better|much better)"
+    r"(?:\s+(?:to|for)\s+me)?(?:\s+now)?|"
+    r"(?:works|fine|ok|okay|good) (?:for|by|with) me|lgtm|ship it|good (?:job|work|catch)|"
+    r"well done|nice (?:job|work|one|catch))"
+    r"[\s!.]*",
+    re.I,
+)
 
 
 # -- the rules -----------------------------------------------------------------
@@ -1130,6 +1146,13 @@ def decided(sentence: str) -> bool:
 
 
 _DEADLINE: Final = r"(?:by|before|on|until|next|this|tomorrow|today|end of)\b"
+#: A named day a piece of work is promised for (revision 24): a weekday, tomorrow, tonight,
+#: the end of the day or week, next or this week (not "on it", "on the server").
+_ON_A_DAY: Final = (
+    r"(?:(?:by|before|on|until) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|tomorrow|tonight|eod|eow|end of (?:the )?(?:day|week|month|sprint)|"
+    r"next (?:week|month|sprint)|this (?:week|afternoon|evening))"
+)
 #: "I/we promised" in German, French, Spanish, Portuguese, Italian and Dutch (revision 23).
 _PROMISED: Final = (
     r"(?:(?:ich habe|wir haben|ik heb|we hebben)\b.{0,60}?\b(?:versprochen|beloofd)\b|"
@@ -1167,6 +1190,23 @@ _COMMITMENT: Final = (
         re.compile(
             r"^(?P<w>i|we)(?:'ll| will) (?P<x>(?:send|deliver|finish|ship|publish|review|"
             r"write|hand over|have) .+ " + _DEADLINE + r".*)$",
+            re.I,
+        ),
+        "Will {x}",
+    ),
+    # revision 24: any piece of work the person says they will do by a named day ("I'm
+    # going to talk to the design team on Monday", "we'll migrate the billing db next
+    # week"), not what they will be ("I'll be off on Friday") or may do, nor "it"
+    (
+        re.compile(
+            r"^(?P<w>i|we)(?:'ll| will|'m going to| am going to|'re going to| are going to|"
+            r"'m gonna) (?!be\b|have to\b|need to\b|try\b|probably\b|maybe\b|see\b|"
+            r"the\b|a\b|my\b|bed\b|sleep\b)(?P<x>\w+\b"
+            # a piece of work named, not only "it" ("we'll do it this afternoon")
+            r"(?! (?:(?:at|on|to|into|over|through|with) )?(?:it|that|this|them) "
+            + _ON_A_DAY
+            + r")"
+            r".{0,80}?\b" + _ON_A_DAY + r"\b.*)$",
             re.I,
         ),
         "Will {x}",
@@ -1219,12 +1259,26 @@ _PROGRAM: Final = (
     r"dune|opam|conda|mamba|Rscript|julia|psql|mysql|sqlite3|redis-cli|aws|gcloud|az|"
     r"firebase|vercel|netlify|heroku|fly|wrangler|turbo|nx|vite|jest|vitest|playwright|"
     r"cypress|rspec|phpunit|ctest|cmake|ninja|meson|west|pio|arduino-cli|hugo|jekyll|"
-    r"latexmk|pandoc|ffmpeg|rsync|ssh|scp|systemctl|journalctl|crontab"
+    r"latexmk|pandoc|ffmpeg|rsync|ssh|scp|systemctl|journalctl|crontab|"
+    # revision 24: more of the programs developers name
+    r"mkdocs|sphinx-build|alembic|pre-commit|black|isort|flake8|pylint|golangci-lint|"
+    r"gofmt|rustfmt|gem|pod|expo|eas|ng|nest|skaffold|tilt|colima|podman|buildah|"
+    r"minikube|kind|k3d|ansible|packer|vagrant|pulumi|sam|cdk|serverless|gh|glab|"
+    r"npm-run-all|lerna|changeset|semantic-release|prisma|drizzle-kit|sequelize|knex|"
+    r"flyway|liquibase|dbt|airflow|celery|gunicorn|uvicorn|hatch|pdm|rye|pixi"
+)
+#: A word of the sentence around a program's name, not its first argument ("built with
+#: mkdocs and deployed", "we use go for the backend"; revision 24).
+_NOT_AN_ARGUMENT: Final = (
+    r"(?:and|or|but|for|to|in|on|at|the|a|an|with|from|by|of|so|because|when|if|then|is|"
+    r"are|was|were|as|instead|not|too|only|here|there|now|again|locally|first)"
 )
 #: A script named by its file ("deploy.sh", "./bin/seed.py").
 _SCRIPT: Final = r"(?:\./)?[\w./-]+\.(?:sh|py|rb|js|mjs|ts|pl|ps1|bat|cmd|mk)"
 #: A command named without backticks: a known program and what follows it, or a script.
-_UNQUOTED: Final = r"(?:(?:" + _PROGRAM + r")\s+[\w:./@=-]+|" + _SCRIPT + r")\b"
+_UNQUOTED: Final = (
+    r"(?:(?:" + _PROGRAM + r")\s+(?!" + _NOT_AN_ARGUMENT + r"\b)[\w:./@=-]+|" + _SCRIPT + r")\b"
+)
 _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|"
@@ -1234,7 +1288,9 @@ _TOOL: Final = (
     re.compile(r"^(?P<x>(?:to|for) [^,`]+, (?:run|use) `[^`]+`.*)$", re.I),
     re.compile(r"^(?P<x>use `[^`]+` (?:to|for) .+)$", re.I),
     re.compile(
-        r"^(?P<x>.+ (?:is run|are run|runs?|is done|are done) (?:with|via|using) "
+        r"^(?P<x>.+ (?:(?:is|are) (?:run|done|built|generated|deployed|tested|linted|"
+        r"formatted|published|released|started|served|compiled|bundled|migrated|seeded)|"
+        r"runs?) (?:with|via|using) "
         # revision 24: or a command named without backticks ("the e2e tests run with npx
         # playwright test")
         r"(?:`[^`]+`|" + _UNQUOTED + r").*)$",
@@ -1278,7 +1334,10 @@ _TOOL: Final = (
     re.compile(
         r"^(?P<x>(?:(?:on|in|for) [\w.-]+,? )?(?:(?:we|i|you) (?:always |usually |only )?)?"
         r"(?:run|build|deploy|release|profile|seed|type-check|regenerate|lint|format|start|"
-        r"test|publish|bootstrap|migrate|package|ship|serve|bump|generate)s?\b[^,;`]{0,40}? "
+        r"test|publish|bootstrap|migrate|package|ship|serve|bump|generate|"
+        # revision 24
+        r"debug|check|verify|benchmark|install|update|upgrade|clean|reset|restart|backup|"
+        r"restore|inspect|watch|compile|bundle|preview|export|import|sync)s?\b[^,;`]{0,40}? "
         r"(?:always |only )?(?:with|via|using) (?:the (?:script|command) )?" + _UNQUOTED + r".*)$",
         re.I,
     ),

@@ -1048,6 +1048,12 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
         ("the tests run with no output", None),
         ("to be honest use whatever works", None),
         ("you should check it with the team first", None),
+        # built, generated, deployed, ... with a command; more verbs of the work; a word
+        # of the sentence after a program is not its argument
+        ("the docs are built with mkdocs build", "tool"),
+        ("debug the worker with node --inspect-brk dist/worker.js", "tool"),
+        ("we upgrade the schema via alembic upgrade head", "tool"),
+        ("the docs site is built with mkdocs and deployed from gh-pages", "convention"),
     ],
 )
 def test_a_command_without_backticks_after_with_is_a_tool(said: str, category: str | None) -> None:
@@ -1070,6 +1076,27 @@ def test_a_command_without_backticks_after_with_is_a_tool(said: str, category: s
 )
 def test_a_premise_and_a_report_are_read_where_they_are(said: str, kept: bool) -> None:
     assert kept == (not not_a_statement(said))
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        # revision 24: a word on what the agent just did, and nothing more
+        ("looks good to me", False),
+        ("Looks good to me!", False),
+        ("ok, sounds good", False),
+        ("that works for me", False),
+        ("lgtm", False),
+        ("nice job", False),
+        # a statement after it, or about something else
+        ("looks good, but always add a test for the edge case", True),
+        ("it works fine with pnpm, npm breaks the lockfile", True),
+    ],
+)
+def test_a_reaction_is_no_statement(said: str, statement: bool) -> None:
+    assert statement == (not not_a_statement(said))
+    if not statement:
+        assert [] == [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
 
 
 @pytest.mark.parametrize(
@@ -1120,6 +1147,15 @@ def test_a_request_to_remember_in_the_languages_capture_reads(said: str, text: s
         ("não, usa pnpm, não npm", "correction"),
         ("nee, gebruik pnpm, niet npm", "correction"),
         ("non, je ne sais pas", None),
+        # revision 24: any piece of work the person will do by a named day, not what they
+        # will be or may do
+        ("I'm going to talk to the design team on Monday about the icons", "commitment"),
+        ("we'll migrate the billing db next week", "commitment"),
+        ("I'll be off on Friday", None),
+        ("I'm going to the dentist on Monday", None),
+        ("I'll keep an eye on it", None),
+        ("I will try to finish it by Friday", None),
+        ("ok we'll do it this afternoon", None),
         # "I prefer" in Italian and Dutch
         ("preferisco risposte brevi, senza elenchi", "preference"),
         ("ik heb liever korte antwoorden", "preference"),
