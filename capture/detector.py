@@ -330,6 +330,14 @@ class Detector:
             return None  # "nothing's decided about the stall yet": no choice to keep
         if hit is None:
             return None
+        if (
+            hit[0] in _MAY_BE_ONE_OFF
+            and _JUST_THIS.search(sentence)
+            and not _FROM_NOW.search(sentence)
+        ):
+            # "don't change the tests in this PR": how to do today's piece of work
+            self.counts["one-off"] += 1
+            return None
         rule = classify(sentence)  # as judged() read it (cached)
         return self._detection(hit, turn, rule[0] if rule is not None else None)
 
@@ -931,6 +939,23 @@ def not_a_statement(sentence: str) -> bool:
     return reported and not _SELF_QUOTE.search(s) and not _REMEMBER_LEAD.match(s)
 
 
+#: A way of working said for one piece of work only (revision 24): "in this PR", "this
+#: time", "just this once", "for this ticket", ...; not "for now", which holds until it
+#: changes ("no queue for now" is a decision), nor "for today" ("last thing for today,
+#: ..." closes a day's work).
+_JUST_THIS: Final = re.compile(
+    r"\b(?:(?:in|for) this (?:pr|pull request|mr|branch|commit|ticket|task|issue|change|"
+    r"file|function|one)|this time|just this once)\b",
+    re.I,
+)
+#: ... unless it also says that it holds from now on.
+_FROM_NOW: Final = re.compile(
+    r"\b(?:always|every|whenever|never|ever|from now on|going forward|in general|"
+    r"each time|from here on)\b",
+    re.I,
+)
+#: The finds a one-off limit makes a piece of today's work.
+_MAY_BE_ONE_OFF: Final = frozenset(["preference", "convention", "correction", "tool"])
 #: A word on what the agent just did or said, and nothing more (revision 24).
 _REACTION: Final = re.compile(
     r"(?:(?:ok|okay|yes|yeah|yep|great|nice|cool|perfect|thanks|thx)[,!.]*\s+)*"
@@ -1911,7 +1936,7 @@ def learned(sentence: str, answer: bool = False) -> tuple[str, str, str, float] 
 #: Something not working, said in the present ("it OOMs on the big days", "the window is
 #: white on startup", "checkout throws"): a report of today's problem (learned).
 _MALFUNCTION: Final = re.compile(
-    r"\b(?:throws|fails|failing|crash(?:es|ing)|chokes|choking|OOMs?|hangs|hanging|freezes|"
+    r"\b(?:throws|fails?|failing|crash(?:es|ing)|chokes|choking|OOMs?|hangs|hanging|freezes|"
     r"is (?:broken|slow|down|white|blank|stuck|failing)|keeps (?:failing|crashing|dying)|"
     r"(?:doesn'?t|does not|won'?t|can'?t|cannot) (?:work|start|load|build|connect|compile|"
     r"open|run|boot)|refuses|errors out|times out|in a loop|ne (?:va|marche|fonctionne) pas|"
@@ -1931,7 +1956,10 @@ _ERRAND: Final = re.compile(
     r"help|schrijf|boek|zoek)\b(?:\s+(?:me|us|mir|uns|me|nous|mi|ci|ons))?\s+\w|"
     r"i need (?:some )?help\b|can you help\b|ich brauche (?:deine |eure )?hilfe\b|"
     r"necesito (?:tu )?ayuda\b|j'ai besoin d'aide\b|j'ai besoin de ton aide\b|"
-    r"mi serve (?:una mano|aiuto|il tuo aiuto)\b|ik heb hulp nodig\b|kun je me helpen\b)",
+    r"mi serve (?:una mano|aiuto|il tuo aiuto)\b|ik heb hulp nodig\b|kun je me helpen\b|"
+    # revision 24: the order of today's work ("let's do the migration first, then the API")
+    r"let'?s (?:do|start with|begin with|tackle|fix|look at|finish|handle|work on)\b"
+    r"[^.!?]*\b(?:first|next|then|after that)\b)",
     re.I,
 )
 #: What makes a report of something not working a standing fact or a rule: it always

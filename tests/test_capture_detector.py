@@ -1079,6 +1079,25 @@ def test_a_premise_and_a_report_are_read_where_they_are(said: str, kept: bool) -
 
 
 @pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 24: a way of working for one piece of work, the order of today's work,
+        # and a report of something failing today keep nothing
+        ("don't change the tests in this PR", False),
+        ("use the old client just this once", False),
+        ("let's do the migration first, then the API", False),
+        ("the tests pass locally but fail on CI", False),
+        # ... the same with what holds from now on, "for now", or a choice made
+        ("don't change the tests in this PR or ever, they are the spec", True),
+        ("we bill in EUR only, no multi currency for now", True),
+        ("ok let's do the switch, webpack is just too slow for us", True),
+    ],
+)
+def test_todays_work_is_not_kept(said: str, kept: bool) -> None:
+    assert kept == bool([d for d in detect(_turns(("U", said))) if d.confidence >= 0.6])
+
+
+@pytest.mark.parametrize(
     ("said", "statement"),
     [
         # revision 24: a word on what the agent just did, and nothing more
