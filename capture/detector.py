@@ -2138,11 +2138,33 @@ def scope_of(category: str, text: str) -> str:
 
 # -- tool output ----------------------------------------------------------------
 
+#: A line that says what went wrong: an error, an exception, a refusal, an errno code in
+#: capitals (revision 24: case-blind and anywhere in a word, "E[A-Z]{4,}" took "example",
+#: "vendor" and "every" for one, and so nearly any line of a failed result for its error
+#: line, random text included).
 _ERROR_LINE: Final = re.compile(
-    r"(error|exception|failed|fatal|denied|not found|cannot|could not|refused|E[A-Z]{4,}|"
-    r"no rule to make|\*\*\* |needed; to update|unknown (?:command|option|target))",
+    r"(error|exception|fatal|denied|not found|cannot|can't|could not|couldn't|refused|"
+    r"(?-i:\bE[A-Z]{4,}\b)|no rule to make|\*\*\* |needed; to update|"
+    r"unknown (?:command|option|target)|fault|panic|abort(?:ed)?|does not exist|"
+    r"doesn't exist|no such|forbidden|not provided|not allowed|not permitted|rejected|"
+    r"timed out|killed|unresolved|incompatible|violat|disabled|unsupported|not supported|"
+    r"invalid|undefined|unexpected|mismatch|conflict|missing|unable|"
+    r"exit (?:code|status) [1-9]|errno)",
     re.I,
 )
+#: ... else a line that says a run failed ("FAIL src/a.test.ts > adds", "31 offenses
+#: detected", "1) Scheduler does not overlap shows"): read when no line says what went
+#: wrong.
+_FAILED_WORD: Final = re.compile(
+    r"\bfail(?:ed|ure|ures|s|ing)?\b|offen[cs]es? detected|\btimeout\b|"
+    # a test runner's numbered failure ("1) Scheduler does not overlap shows") and what it
+    # expected
+    r"^\d+\) \w|\bexpected\b.*\b(?:got|but was|received|actual)\b",
+    re.I,
+)
+#: A heading over what failed, not what failed ("Failures:", "Errors:", "Traceback (most
+#: recent call last):").
+_HEADING: Final = re.compile(r"(?:\w+\s*){1,2}:|traceback \(most recent call last\):", re.I)
 _INSTRUCTION: Final = re.compile(
     r"\b(remember (that|this)|ignore (all |the |your |any )?(previous|prior)|you must|"
     r"always (run|use|send)|"
@@ -2198,16 +2220,22 @@ def _failed_behind_a_pipe(command: str, text: str) -> bool:
 
 
 def error_signature(text: str) -> str | None:
-    """The first error-looking line of a failed tool result, as inert quoted text."""
-    for line in text.splitlines()[:40]:
-        line = line.strip()
-        if line and _ERROR_LINE.search(line):
-            head = _before_instruction(line) if instruction_like(line) else line
-            if head is None:
-                return None
-            clean = "".join(c for c in head if c.isprintable() and c != "`")
-            return clean[:120].rstrip()
-    return None
+    """The first line of a failed tool result (of its first 40) that says what went wrong,
+    else the first that says it failed (revision 24), as inert quoted text."""
+    lines = [line.strip() for line in text.splitlines()[:40]]
+    line = _line_with(lines, _ERROR_LINE) or _line_with(lines, _FAILED_WORD)
+    if line is None:
+        return None
+    head = _before_instruction(line) if instruction_like(line) else line
+    if head is None:
+        return None
+    clean = "".join(c for c in head if c.isprintable() and c != "`")
+    return clean[:120].rstrip()
+
+
+def _line_with(lines: list[str], rx: re.Pattern[str]) -> str | None:
+    """The first of ``lines`` that ``rx`` finds something in and that is not a heading."""
+    return next((x for x in lines if x and rx.search(x) and not _HEADING.fullmatch(x)), None)
 
 
 def _before_instruction(line: str) -> str | None:

@@ -347,6 +347,39 @@ def test_an_error_line_is_cut_before_what_reads_as_an_instruction(
     assert kept == error_signature(line)
 
 
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        # revision 24: the line that says what went wrong, before the run's summary
+        (
+            "FAIL src/q.test.ts > keeps accents\nAssertionError: expected 'Caf' to equal 'Café'",
+            "AssertionError: expected 'Caf' to equal 'Café'",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n'
+            "ModuleNotFoundError: No module named 'factories'",
+            "ModuleNotFoundError: No module named 'factories'",
+        ),
+        ("npm ERR! code EACCES", "npm ERR! code EACCES"),
+        # ... else the summary, not a heading over it
+        (
+            "ok  \texample.com/a\t0.2s\nFAIL\texample.com/b [build failed]",
+            "FAILexample.com/b [build failed]",
+        ),
+        (
+            "Failures:\n  1) Scheduler does not overlap shows in one hall\n     expected no "
+            "overlap, got two",
+            "1) Scheduler does not overlap shows in one hall",
+        ),
+        # an errno code is in capitals: "example", "vendor", "every" are none
+        ("every vendor example here", None),
+        ("cegfiidbadejifh ddichc egdjiej", None),
+    ],
+)
+def test_the_error_line_says_what_went_wrong(output: str, line: str | None) -> None:
+    assert line == error_signature(output)
+
+
 def test_a_lesson_too_long_has_its_error_line_cut() -> None:
     long_error = "RuntimeError: " + "the worker thread was still running at shutdown " * 4
     build = "out/windows-x64-msvc-debug-with-sanitizers"
