@@ -1404,7 +1404,22 @@ _CONVENTION: Final = (
     (
         re.compile(
             r"^we (?P<x>(?:use|don't use|do not use|follow|name|keep|don't merge|never|"
-            r"always|usually|squash) .+)$",
+            r"always|usually|squash|"
+            # revision 24: more of what a team does the same way every time ("we
+            # squash-merge everything into main", "we pin every dependency", "we tag
+            # releases as vX.Y.Z")
+            r"squash-merge|merge|rebase|tag|pin|vendor|version|prefix|write|review|"
+            r"store|release|deploy|ship|require|avoid|prefer|document|log|test) .+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    # ... and what a kind of thing follows ("commit messages follow conventional commits",
+    # "the API follows JSON:API")
+    (
+        re.compile(
+            r"^(?P<x>(?:the |all |every |each |our )?[\w -]{2,40}? (?:follows?|must follow|"
+            r"should follow|adheres? to|conforms? to|sticks? to) .+)$",
             re.I,
         ),
         "{X}",

@@ -1199,6 +1199,12 @@ def test_a_request_to_remember_in_the_languages_capture_reads(said: str, text: s
         ("não, usa pnpm, não npm", "correction"),
         ("nee, gebruik pnpm, niet npm", "correction"),
         ("non, je ne sais pas", None),
+        # revision 24: what the team does the same way every time, and what a kind of
+        # thing follows
+        ("we squash-merge everything into main", "convention"),
+        ("we tag releases as vX.Y.Z on the main branch", "convention"),
+        ("commit messages follow conventional commits", "convention"),
+        ("all endpoints must follow the JSON:API spec", "convention"),
         # revision 24: any piece of work the person will do by a named day, not what they
         # will be or may do
         ("I'm going to talk to the design team on Monday about the icons", "commitment"),
