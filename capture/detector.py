@@ -1363,7 +1363,8 @@ _TOOL: Final = (
         # revision 24
         r"debug|check|verify|benchmark|install|update|upgrade|clean|reset|restart|backup|"
         r"restore|inspect|watch|compile|bundle|preview|export|import|sync)s?\b[^,;`]{0,40}? "
-        r"(?:always |only )?(?:with|via|using) (?:the (?:script|command) )?" + _UNQUOTED + r".*)$",
+        r"(?:always |only )?(?:with|via|using) (?:the (?:script|command) )?"
+        r"(?:`[^`]+`|" + _UNQUOTED + r").*)$",
         re.I,
     ),
     # "the way to run a single test here is pytest -k name", "the command to update the
@@ -1404,12 +1405,18 @@ _CONVENTION: Final = (
     (
         re.compile(
             r"^we (?P<x>(?:use|don't use|do not use|follow|name|keep|don't merge|never|"
-            r"always|usually|squash|"
-            # revision 24: more of what a team does the same way every time ("we
-            # squash-merge everything into main", "we pin every dependency", "we tag
-            # releases as vX.Y.Z")
-            r"squash-merge|merge|rebase|tag|pin|vendor|version|prefix|write|review|"
-            r"store|release|deploy|ship|require|avoid|prefer|document|log|test) .+)$",
+            r"always|usually|squash) .+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    # revision 24: more of what a team does the same way every time, in their words ("we
+    # squash-merge everything into main", "we pin every dependency", "we tag releases as
+    # vX.Y.Z")
+    (
+        re.compile(
+            r"^(?P<x>we (?:squash-merge|merge|rebase|tag|pin|vendor|version|prefix|write|"
+            r"review|store|release|deploy|ship|require|avoid|prefer|document|log|test) .+)$",
             re.I,
         ),
         "{X}",
