@@ -278,6 +278,7 @@ PARTS = {
     "held-out 20": CORPORA / "capture-heldout20.txt",
     "held-out 21": CORPORA / "capture-heldout21.txt",
     "held-out 22": CORPORA / "capture-heldout22.txt",
+    "held-out 23": CORPORA / "capture-heldout23.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 
