@@ -330,12 +330,9 @@ class Detector:
             return None  # "nothing's decided about the stall yet": no choice to keep
         if hit is None:
             return None
-        if (
-            hit[0] in _MAY_BE_ONE_OFF
-            and _JUST_THIS.search(sentence)
-            and not _FROM_NOW.search(sentence)
-        ):
-            # "don't change the tests in this PR": how to do today's piece of work
+        if _todays(hit[0], sentence):
+            # "don't change the tests in this PR": how to do today's piece of work; "the
+            # tests are flaky since yesterday": today's news
             self.counts["one-off"] += 1
             return None
         rule = classify(sentence)  # as judged() read it (cached)
@@ -851,6 +848,8 @@ _HYPOTHETICAL: Final = re.compile(
     r"(?:^|[,;:]\s*)assuming\b|\bassuming that\b|"
     r"\b(what if|suppose|supposing|imagine|hypothetically|in theory|"
     r"i wonder|wondering|not sure|maybe|perhaps|probably|might|could we|"
+    # revision 24: an idea being weighed ("I'm thinking of moving the cron jobs to a queue")
+    r"(?:i'?m|we'?re|i am|we are) (?:thinking (?:of|about)|considering|toying with)|"
     r"if (?:i|we|you|it|they) (?:were|had|used|went|switched|moved|preferred|wanted)|"
     r"would(?:n't)? have|would be|would that|if only)\b",
     re.I,
@@ -863,6 +862,9 @@ _REPORTED: Final = re.compile(
     # made a thing and what a thing does (revision 23)
     r"\b(said|says|(?:they|people|you|he|she) say|(?:wrote|writes)(?=\s*(?::|that\b|[\"“]))|"
     r"according to|"
+    # revision 24: what others complain of is their report ("our users complain that the
+    # search is slow")
+    r"complain(?:s|ed)? (?:that|about)|"
     r"claims?\s+(?:that|to|it|it's|they|he|she|we|you|this|there)\b|"
     r"the article|the post|the blog|someone|somebody|my colleague|they told)\b",
     re.I,
@@ -956,6 +958,25 @@ _FROM_NOW: Final = re.compile(
 )
 #: The finds a one-off limit makes a piece of today's work.
 _MAY_BE_ONE_OFF: Final = frozenset(["preference", "convention", "correction", "tool"])
+#: The finds that what happened lately makes today's news.
+_MAY_BE_NEWS: Final = frozenset(["preference", "convention", "fact"])
+
+
+def _todays(category: str, sentence: str) -> bool:
+    """Whether a find of ``category`` in ``sentence`` is about today's work only (revision
+    24): a way of working for one piece of work ("in this PR"), or what happened lately
+    ("since yesterday"), and nothing that holds from now on or a decision."""
+    if _FROM_NOW.search(sentence):
+        return False
+    if category in _MAY_BE_ONE_OFF and _JUST_THIS.search(sentence):
+        return True
+    return (
+        category in _MAY_BE_NEWS
+        and _JUST_HAPPENED.search(sentence) is not None
+        and _DECISION_WORD.search(sentence) is None
+    )
+
+
 #: A word on what the agent just did or said, and nothing more (revision 24).
 _REACTION: Final = re.compile(
     r"(?:(?:ok|okay|yes|yeah|yep|great|nice|cool|perfect|thanks|thx)[,!.]*\s+)*"
@@ -1949,17 +1970,34 @@ def learned(sentence: str, answer: bool = False) -> tuple[str, str, str, float] 
         # "laravel shop, checkout throws on the staging box": what is wrong today, the task,
         # not how things stand (an error-fix lesson is made from its fix, not from this)
         return None
+    if _JUST_HAPPENED.search(s) and not _FROM_NOW.search(s) and not _DECISION_WORD.search(s):
+        # "the tests are flaky since yesterday", "the build takes 10 minutes now, it used to
+        # be 3": what changed lately, today's news (revision 24)
+        return None
     if verdict.category == "remember":
         s = _after_remember(s)
     confidence = LEARNED if sure or verdict.p >= t.store else LEARNED_CANDIDATE
     return verdict.category, verdict.category, s, confidence
 
 
+#: A decision named as such ("team decision from this morning: ...").
+_DECISION_WORD: Final = re.compile(r"\b(?:decision|decided|agreed)\b", re.I)
+#: What happened lately (revision 24): since yesterday, this morning, last night, the
+#: merge, the deploy, ...; yesterday; just now; "it used to be" (learned).
+_JUST_HAPPENED: Final = re.compile(
+    r"\b(?:since (?:yesterday|this morning|last night|today|the (?:merge|deploy|update|"
+    r"upgrade|release|migration))|yesterday|last night|this morning|earlier today|just now|"
+    r"an hour ago|it used to (?:be|take))\b",
+    re.I,
+)
 #: Something not working, said in the present ("it OOMs on the big days", "the window is
 #: white on startup", "checkout throws"): a report of today's problem (learned).
 _MALFUNCTION: Final = re.compile(
     r"\b(?:throws|fails?|failing|crash(?:es|ing)|chokes|choking|OOMs?|hangs|hanging|freezes|"
     r"is (?:broken|slow|down|white|blank|stuck|failing)|keeps (?:failing|crashing|dying)|"
+    # revision 24: numbers that are wrong, a page that looks wrong
+    r"(?:don'?t|doesn'?t|do not|does not) add up|(?:is|are) off by|"
+    r"looks? (?:ugly|broken|wrong|weird|off)|"
     r"(?:doesn'?t|does not|won'?t|can'?t|cannot) (?:work|start|load|build|connect|compile|"
     r"open|run|boot)|refuses|errors out|times out|in a loop|ne (?:va|marche|fonctionne) pas|"
     r"funktioniert nicht|geht nicht|kaputt|stürzt ab|no funciona|falla|se cuelga|"
@@ -1977,6 +2015,11 @@ _ERRAND: Final = re.compile(
     r"escribe|reserva|busca|aide-moi|écris|réserve|trouve|aiutami|scrivi|prenota|trova|"
     r"help|schrijf|boek|zoek)\b(?:\s+(?:me|us|mir|uns|me|nous|mi|ci|ons))?\s+\w|"
     r"i need (?:some )?help\b|can you help\b|ich brauche (?:deine |eure )?hilfe\b|"
+    # revision 24: something the person wants made or done ("I want a script that renames
+    # the photos", "I'd like to add dark mode", "I want to learn a bit of python"), not how
+    # they want to be treated ("I want to be asked first") nor what they have to deliver
+    # ("I need to get the plan to Priya by Friday")
+    r"i(?: want| need|'d like| would like) an? \w|i(?: want|'d like| would like) to (?!be\b)\w|"
     r"necesito (?:tu )?ayuda\b|j'ai besoin d'aide\b|j'ai besoin de ton aide\b|"
     r"mi serve (?:una mano|aiuto|il tuo aiuto)\b|ik heb hulp nodig\b|kun je me helpen\b|"
     # revision 24: the order of today's work ("let's do the migration first, then the API")

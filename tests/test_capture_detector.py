@@ -1120,6 +1120,18 @@ def test_a_premise_and_a_report_are_read_where_they_are(said: str, kept: bool) -
         ("use the old client just this once", False),
         ("let's do the migration first, then the API", False),
         ("the tests pass locally but fail on CI", False),
+        # revision 24: what happened lately, something to be made, an idea being weighed,
+        # what others complain of
+        ("the tests in test_api.py are flaky since yesterday", False),
+        ("the build takes 10 minutes now, it used to be 3", False),
+        ("I want a script that renames all the photos by date", False),
+        ("I'd like to add dark mode to the settings page", False),
+        ("I'm thinking of moving the cron jobs to a queue", False),
+        ("our users complain that the search is slow", False),
+        ("the numbers in the report don't add up", False),
+        ("I need to get the migration plan to Priya by the end of the sprint", True),
+        ("team decision from this morning: we freeze the API until v2 is out", True),
+        ("since yesterday the API key is in Vault, never put it in .env again", True),
         # ... the same with what holds from now on, "for now", or a choice made
         ("don't change the tests in this PR or ever, they are the spec", True),
         ("we bill in EUR only, no multi currency for now", True),
