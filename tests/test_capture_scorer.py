@@ -189,9 +189,9 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         # written in session 56 after its changes (targets first, by category), run once,
         # its misses not read; with main before the session 0.59 / 0.72 (0.74 / 0.92)
         ("held-out 22", 0.61, 0.76, 0.75, 0.95),
-        # written in session 57 after its changes (the brief first: each session opens with
-        # one long prompt that says in passing how things are done), run once, its misses
-        # not read; the same with main before the session
+        # written in session 57 after most of its changes (the brief first: each session
+        # opens with one long prompt that says in passing how things are done), run once,
+        # its misses not read; the same with main before the session and at its end
         ("held-out 23", 0.50, 0.68, 0.82, 0.98),
         # what a person wants for themself (session 44), not trained on: 0.46 / 0.47 (0.81
         # / 0.83) with session 43's weights
