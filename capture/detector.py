@@ -1323,7 +1323,11 @@ _NOT_AN_ARGUMENT: Final = (
 _SCRIPT: Final = r"(?:\./)?[\w./-]+\.(?:sh|py|rb|js|mjs|ts|pl|ps1|bat|cmd|mk)"
 #: A command named without backticks: a known program and what follows it, or a script.
 _UNQUOTED: Final = (
-    r"(?:(?:" + _PROGRAM + r")\s+(?!" + _NOT_AN_ARGUMENT + r"\b)[\w:./@=-]+|" + _SCRIPT + r")\b"
+    r"(?:(?:" + _PROGRAM + r")\s+(?!" + _NOT_AN_ARGUMENT + r"\b)[\w:./@=-]+|" + _SCRIPT + r"|"
+    # revision 24: a program not listed, known by an option among its first words ("py-spy
+    # record -o profile.svg", "openapi-generator-cli generate -i api.yaml")
+    r"[a-z][\w.-]{1,30}(?:\s+(?!-)(?!" + _NOT_AN_ARGUMENT + r"\b)[\w:./@=-]+){0,3}"
+    r"\s+--?[a-z][\w=.-]*)\b"
 )
 _TOOL: Final = (
     re.compile(
@@ -1335,7 +1339,9 @@ _TOOL: Final = (
     re.compile(r"^(?P<x>use `[^`]+` (?:to|for) .+)$", re.I),
     re.compile(
         r"^(?P<x>.+ (?:(?:is|are) (?:run|done|built|generated|deployed|tested|linted|"
-        r"formatted|published|released|started|served|compiled|bundled|migrated|seeded)|"
+        r"formatted|published|released|started|served|compiled|bundled|migrated|seeded|"
+        r"loaded|applied|created|reset|refreshed|imported|exported|updated|cleaned|"
+        r"restored|backed up)|"
         r"runs?) (?:with|via|using) "
         # revision 24: or a command named without backticks ("the e2e tests run with npx
         # playwright test")

@@ -1087,6 +1087,10 @@ def test_a_command_without_backticks_with_what_it_is_for_is_a_tool(
         ("debug the worker with node --inspect-brk dist/worker.js", "tool"),
         ("we upgrade the schema via alembic upgrade head", "tool"),
         ("the docs site is built with mkdocs and deployed from gh-pages", "convention"),
+        # a program not listed, known by an option; more passives
+        ("profile with py-spy record -o profile.svg -- python app.py", "tool"),
+        ("the seed data is loaded with make seed", "tool"),
+        ("test it with real data", None),
     ],
 )
 def test_a_command_without_backticks_after_with_is_a_tool(said: str, category: str | None) -> None:
