@@ -1069,6 +1069,15 @@ _IDENTITY: Final = (
     ),
     (re.compile(r"^call me (?P<x>[\w.'-]{1,30})\b", re.I), "Wants to be called {x}"),
     (re.compile(r"^my pronouns are (?P<x>[\w/]+)", re.I), "User's pronouns are {x}"),
+    # revision 24: the languages the person speaks ("English is my second language")
+    (
+        re.compile(
+            r"^(?P<x>(?:\w+ is my (?:first|second|third|native|mother) (?:language|tongue)|"
+            r"my (?:first|native|mother) (?:language|tongue) is \w+)\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     (re.compile(r"^my (?:timezone|time zone) is (?P<x>\S+)", re.I), "User's timezone is {x}"),
     (re.compile(r"^my role is (?P<x>.+)$", re.I), "User's role is {x}"),
     (re.compile(r"^i(?:'m| am) based in (?P<x>.+)$", re.I), "User is based in {x}"),
@@ -1089,7 +1098,10 @@ _IDENTITY: Final = (
         re.compile(
             r"^i(?:'m| am) (?P<x>(?:new to|a beginner (?:at|in|with)|just starting (?:out )?"
             r"(?:with|in)|allergic to|(?:lactose|gluten)[ -]intolerant|vegetarian|vegan|"
-            r"pescatarian|diabetic|coeliac|celiac)\b.*)$",
+            r"pescatarian|diabetic|coeliac|celiac|"
+            # revision 24: what the body or the senses need
+            r"colou?r[ -]?blind|deaf|hard of hearing|dyslexic|visually impaired|"
+            r"partially sighted|in a wheelchair)\b.*)$",
             re.I,
         ),
         "User is {x}",
@@ -1135,7 +1147,9 @@ _DECIDED: Final = re.compile(
     r"(?:has|have|'s|was|were) (?:been )?(?:decided|agreed)|decided on|agreed (?:on|with|to)|"
     r"settled on|made up (?:my|our) minds?|(?:we|i)(?:'re| are) going with|"
     r"(?:we|i) went with|let's go with|(?:we|i)(?:'ll| will)? stick with|sticking with|"
-    r"(?:we|i)(?:'ll| will)? stay (?:on|with)|i decide\b:?|"
+    # "I decide:" announces a choice; "I decide on pricing" says whose call it is
+    # (revision 24)
+    r"(?:we|i)(?:'ll| will)? stay (?:on|with)|i decide(?=\s*:)|"
     r"final decision|decision (?:is|was) made|"
     r"(?:wir )?haben (?:uns )?(?:für .{1,40} )?entschieden|beschlossen|entschieden, dass|"
     r"decidimos|hemos decidido|decidí|decidi|decidiu|decidiram|escolhemos|elegimos|"

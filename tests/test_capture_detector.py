@@ -1246,6 +1246,10 @@ def test_commitments_and_corrections_in_the_other_languages(
 @pytest.mark.parametrize(
     ("said", "category"),
     [
+        # revision 24: what the senses need, the languages one speaks
+        ("I'm colour blind, so don't rely on red and green", "identity"),
+        ("english is my second language", "identity"),
+        ("my native language is Portuguese", "identity"),
         # revision 24: a name in the twelve languages besides English
         ("Me llamo Tomás y llevo la contabilidad", "identity"),
         ("Mi chiamo Giulia", "identity"),
@@ -1285,6 +1289,18 @@ def test_who_the_person_is_and_what_they_like_in_the_other_languages(
 ) -> None:
     hit = classify(said)
     assert category == (hit[0] if hit else None), hit
+
+
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 24: "I decide on X" says whose call it is, "I decide: X" makes one
+        ("I'm the founder, so I decide on pricing", "identity"),
+        ("ok then I decide: ISO 8601 everywhere", "decision"),
+    ],
+)
+def test_who_decides_is_no_decision(said: str, category: str) -> None:
+    assert [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6] == [category]
 
 
 @pytest.mark.parametrize(
