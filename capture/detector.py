@@ -947,7 +947,9 @@ def not_a_statement(sentence: str) -> bool:
 #: ..." closes a day's work).
 _JUST_THIS: Final = re.compile(
     r"\b(?:(?:in|for) this (?:pr|pull request|mr|branch|commit|ticket|task|issue|change|"
-    r"file|function|one)|this time|just this once)\b",
+    r"file|function|one)|this time|just this once)\b|"
+    # "don't merge anything yet": not now, until the work at hand is done
+    r"^(?:please\s+)?(?:don'?t|do not)\b.*\byet\W*$",
     re.I,
 )
 #: ... unless it also says that it holds from now on.
@@ -2015,9 +2017,11 @@ _JUST_HAPPENED: Final = re.compile(
 _MALFUNCTION: Final = re.compile(
     r"\b(?:throws|fails?|failing|crash(?:es|ing)|chokes|choking|OOMs?|hangs|hanging|freezes|"
     r"is (?:broken|slow|down|white|blank|stuck|failing)|keeps (?:failing|crashing|dying)|"
-    # revision 24: numbers that are wrong, a page that looks wrong
+    # revision 24: numbers that are wrong, a page that looks wrong, what breaks, leaks or
+    # happens twice
     r"(?:don'?t|doesn'?t|do not|does not) add up|(?:is|are) off by|"
-    r"looks? (?:ugly|broken|wrong|weird|off)|"
+    r"looks? (?:ugly|broken|wrong|weird|off)|(?:is|are) (?:empty|broken|down)|"
+    r"breaks when|memory leak|leaks|(?:fires|runs|goes out|go out|sends?|is sent) twice|"
     r"(?:doesn'?t|does not|won'?t|can'?t|cannot) (?:work|start|load|build|connect|compile|"
     r"open|run|boot)|refuses|errors out|times out|in a loop|ne (?:va|marche|fonctionne) pas|"
     r"funktioniert nicht|geht nicht|kaputt|stürzt ab|no funciona|falla|se cuelga|"
