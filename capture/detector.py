@@ -1512,6 +1512,24 @@ _LIKE_ELSEWHERE: Final = (
     r"jag gillar(?: inte)?|jag tycker (?:inte )?om|jeg kan(?: godt| ikke)? lide|"
     r"jeg liker(?: ikke)?|(?:nie )?lubię|(?:ne)?mám r[áa]da?|en pidä|pidän"
 )
+#: "Answer me (always) in <language>" (revision 24): a verb of answering or writing to the
+#: person, then a language.
+_ANSWER_ME: Final = (
+    r"(?:answer|reply to|respond to|write to|talk to|speak to) me (?:always |only )?in "
+    r"(?:english|german|french|spanish|portuguese|italian|dutch|swedish|danish|norwegian|"
+    r"polish|czech|finnish|turkish|greek|russian|ukrainian|japanese|chinese|korean|arabic|"
+    r"hebrew|hindi)|"
+    r"(?:antworte|schreib|sprich) mir (?:bitte )?(?:immer |nur )?auf \w+|"
+    r"(?:réponds|écris|parle)-moi (?:toujours |uniquement )?en \w+|"
+    r"(?:respóndeme|contéstame|escríbeme|háblame) (?:siempre |solo )?en \w+|"
+    r"(?:responda-me|responde-me|escreva-me|fala comigo) (?:sempre )?em \w+|"
+    r"(?:rispondimi|scrivimi|parlami) (?:sempre |solo )?in \w+|"
+    r"(?:antwoord|schrijf) me (?:altijd )?in het \w+|"
+    r"(?:svara|skriv till) mig (?:alltid )?på \w+|(?:svar|skriv til) meg (?:alltid )?på \w+|"
+    r"(?:svar|skriv til) mig (?:altid )?på \w+|"
+    r"(?:odpowiadaj|pisz do) mi(?:nie)? (?:zawsze )?po \w+|"
+    r"(?:odpovídej|piš) mi (?:vždy )?\w+|vastaa (?:minulle )?(?:aina )?\w+ksi"
+)
 #: What a like is about when it is about what was just said or done ("jag gillar det").
 _JUST_SAID: Final = r"det|den|dem|detta|dette|to|tego|tohle|tuto|sitä|tätä|siitä|tästä"
 _PREFERENCE: Final = (
@@ -1552,6 +1570,10 @@ _PREFERENCE: Final = (
         ),
         "Prefers: {x}",
     ),
+    # revision 24: the language the agent is to answer the person in, in English and in
+    # the languages capture reads ("please write to me in French", "antworte mir bitte
+    # immer auf Deutsch", "réponds-moi toujours en français", "respóndeme en español")
+    (re.compile(rf"^(?:please |bitte |por favor )?(?P<x>(?:{_ANSWER_ME})\b.*)$", re.I), "{X}"),
     # revision 24: what the person likes or does not, in the languages capture reads,
     # about a thing rather than what was just said ("Mám rád krátké odpovědi", "Jeg liker
     # ikke lange e-poster"; not "jag gillar det", "lubię to")
@@ -1902,7 +1924,8 @@ _PROMISED_ELSEWHERE: Final = re.compile(rf"(?:{_PROMISED}|{_HANDED}\b)", re.I)
 #: 24): the lexical scorer knows few of its words, and names such a find anything.
 _OWN_ELSEWHERE: Final = re.compile(
     rf"(?:{_NAME_LEAD}|{_WORK_LEAD}|{_BODY_ELSEWHERE}|{_PREFER_ELSEWHERE}|{_LIKE_ELSEWHERE}|"
-    r"ich bevorzuge|je préfère|prefiero|prefiro|preferisco|ik heb liever|ik wil liever)\b",
+    r"ich bevorzuge|je préfère|prefiero|prefiro|preferisco|ik heb liever|ik wil liever|"
+    rf"{_ANSWER_ME})\b",
     re.I,
 )
 

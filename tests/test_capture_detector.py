@@ -1287,6 +1287,14 @@ def test_commitments_and_corrections_in_the_other_languages(
         ("En pidä pitkistä kokouksista", "preference"),
         ("Jag gillar det", None),
         ("lubię to", None),
+        # the language the agent is to answer in
+        ("antworte mir bitte immer auf Deutsch", "preference"),
+        ("réponds-moi toujours en français", "preference"),
+        ("respóndeme siempre en español", "preference"),
+        ("odpowiadaj mi po polsku", "preference"),
+        ("please write to me in French", "preference"),
+        ("answer me in a minute", None),
+        ("write to me in the morning", None),
     ],
 )
 def test_who_the_person_is_and_what_they_like_in_the_other_languages(
