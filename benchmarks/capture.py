@@ -77,6 +77,22 @@ def make_transcript(path: Path, size: int = SIZE) -> int:
     return n
 
 
+def forget_texts() -> None:
+    """Empty memory_chain's caches of texts seen (the detector's sentences and commands,
+    dedup's profiles, ...): a capture runs in a fresh process, so a run must not find
+    the last run's sentences classified. The scorer's weights stay loaded (read once per
+    process, like an import; ``scorer.load`` is the one cache kept)."""
+    from memory_chain.capture import scorer
+
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("memory_chain."):
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and value is not scorer.load and not isinstance(value, type):
+                clear()
+
+
 def parse_jsonl(path: Path) -> int:
     return sum(1 for line in path.read_bytes().splitlines() if orjson.loads(line))
 
@@ -104,6 +120,7 @@ def bench_capture10mb(runs: int, embeddings: bool = False) -> dict[str, Any]:
             parse.append((time.perf_counter() - t0) * 1000)
             ws = Workspace(tmp / f"user{i}", None)
             semantic.reset()  # no statement embedded before (the model stays loaded)
+            forget_texts()
             t0 = time.perf_counter()
             report = capture(ws, t)
             cap.append((time.perf_counter() - t0) * 1000)

@@ -380,6 +380,54 @@ def test_the_error_line_says_what_went_wrong(output: str, line: str | None) -> N
     assert line == error_signature(output)
 
 
+#: Pieces the error line's words are made of, in every case, and what surrounds them.
+_ERROR_PIECES = st.sampled_from(
+    [
+        *"aeEfFrRoOsStTxXiI ):;*.1-'\u017f\u212a\u0130\u00e9",
+        "error",
+        "ERROR",
+        "Exception",
+        "fatal",
+        "denied",
+        "not found",
+        "cannot",
+        "can't",
+        "ENOENT",
+        "EACCES",
+        "EACC",
+        "*** ",
+        "exit code 2",
+        "exit status 0",
+        "errno",
+        "timed out",
+        "abort",
+        "Aborted",
+        "violat",
+        "fail",
+        "FAILED",
+        "failures",
+        "Timeout",
+        "1) ",
+        "expected",
+        " got ",
+        "but was",
+        "offences detected",
+        "detected",
+        "no such",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ERROR_PIECES, max_size=12).map("".join))
+def test_the_error_line_is_read_alike_in_lower_case(line: str) -> None:
+    # the ASCII fast path finds exactly what the case-blind patterns find
+    from memory_chain.capture import detector as d
+
+    assert d._says_error(line) == (d._ERROR_LINE.search(line) is not None)
+    assert d._says_failed(line) == (d._FAILED_WORD.search(line) is not None)
+
+
 def test_a_lesson_too_long_has_its_error_line_cut() -> None:
     long_error = "RuntimeError: " + "the worker thread was still running at shutdown " * 4
     build = "out/windows-x64-msvc-debug-with-sanitizers"
