@@ -255,6 +255,11 @@ class Detector:
             self.counts["quoted"] += 1
         said = [_OK_TAG.sub("", x) for x in _told_fixes_joined(sentences(words))]
         short = None
+        if asked is not None and said and _replies_to_offer(said[0], asked):
+            # "Want me to add tests too?" "no, that's all for now": the work at hand
+            # declined or let go ahead (revision 25); what the turn says after it is read
+            self.counts["reply-to-offer"] += 1
+            said, asked = said[1:], None
         if asked is not None and said:
             if len(said) == 1 and len(said[0].split()) <= MAX_ANSWER_WORDS:
                 # "1.22" after "Which Go version?", "a 2017 Skoda Octavia estate" after
@@ -351,7 +356,7 @@ class Detector:
             or _INDIFFERENT.match(answer)  # "whatever", "either is fine"
             or not_a_statement(answer)  # "not sure", "which one?"
             or _TASK_QUESTION.search(asked)  # "Which box first?": today's task
-            or (_MALFUNCTION.search(answer) and not _STANDS.search(answer))
+            or _reports_malfunction(answer)
             or len(asked.split()) > MAX_QUESTION_WORDS
             or instruction_like(asked)
             or scan_secrets(asked)
@@ -789,6 +794,30 @@ def _answer(sentence: str, asked: str) -> str:
     if m is None or m.end() == len(sentence) or _CHECKS_WORK.search(asked):
         return sentence
     return sentence[m.end() :]
+
+
+def _replies_to_offer(sentence: str, asked: str) -> bool:
+    """Whether ``sentence`` only says yes or no to the agent's offer ``asked`` ("Should I
+    open a PR?" "not yet, I want to look at it tomorrow"; "Want me to remind you?" "no,
+    I'll manage"): a yes-or-no question about the agent's next act, answered with a reply
+    word and at most something about the person or the moment, with no rule word and
+    nothing the rules find ("yes, small commits, I review them in the evening" and "no,
+    I prefer tabs" say more)."""
+    m = _REPLY_LEAD.match(sentence)
+    if (
+        m is None
+        or _NEXT_ACT.search(asked) is None
+        or _OPEN_QUESTION.match(_FILLER.sub("", asked)) is not None
+        or _CHECKS_WORK.search(asked) is not None
+    ):
+        return False
+    rest = sentence[m.end() :].strip(" ,.;:!-")
+    return (
+        _REPLY_REST.match(rest) is not None
+        and _ANSWER_NORM.search(rest) is None
+        and _STANDS.search(rest) is None
+        and (not rest or classify(rest) is None)
+    )
 
 
 def _own_reason(answer: str) -> bool:
@@ -1809,7 +1838,29 @@ _NO_ANSWER: Final = re.compile(
 _NEXT_ACT: Final = re.compile(
     r"\b(?:should|shall|can|may|must) (?:i|we)\b|\b(?:do you want|would you like) me\b|"
     r"\bfor (?:today|now|this)\b|\b(?:soll|sollen|darf|kann) ich\b|\b(?:debo|puedo)\b|"
-    r"\b(?:dois-je|puis-je|je dois)\b|\b(?:moet|mag|kan|zal) ik\b|\b(?:devo|posso)\b",
+    r"\b(?:dois-je|puis-je|je dois)\b|\b(?:moet|mag|kan|zal) ik\b|\b(?:devo|posso)\b|"
+    # revision 25: "Want me to add tests too?", "Anything else?", "Je lance les tests ?"
+    r"\b(?:want|need|like) me to\b|\banything else\b|^(?:je|ich|ik|io) \w+[^?]*\?$",
+    re.I,
+)
+#: What may follow the reply word when it says no more than yes or no: nothing, or the
+#: person or the moment ("I'll manage", "it's fine", "that's it", "not today", "I need to
+#: ask the board first", "aujourd'hui") (revision 25).
+_REPLY_REST: Final = re.compile(
+    r"^(?:(?:please|pls|thanks|thank you|danke|bitte|merci|gracias|grazie|bedankt)\b[\s,.!]*)?"
+    r"(?:(?:i|i'll|i'm|i'd|i've|i will|i need|i want|let me|let's|we'll|it|it's|that|"
+    r"that's|this|nothing|not|no|just|maybe|later|now|today|tonight|tomorrow|all good|fine|"
+    r"good|perfect|great|go ahead|do it|aujourd'hui|demain|heute|morgen|hoy|mañana|oggi|"
+    r"domani|vandaag|hoje|amanhã)\b.*)?$",
+    re.I | re.S,
+)
+#: How a reply to the agent's offer begins ("no, that's all", "not yet", "sure, go ahead",
+#: "no need"): with nothing that stands after it, a go-ahead or a refusal for the work at
+#: hand (revision 25).
+_REPLY_LEAD: Final = re.compile(
+    r"^\W*(?:no|nope|nah|yes|yeah|yep|yup|sure|ok|okay|not (?:yet|now|today|for now|this time)|"
+    r"go ahead|please do|do it|ja|nein|noch nicht|oui|non|pas encore|sí|si|vale|todavía no|"
+    r"nee|nog niet|sì|ancora no|sim|não|ainda não)\b",
     re.I,
 )
 #: An answer put off or passed on ("let me check", "one sec", "no idea", "ask Priya",
@@ -2011,7 +2062,7 @@ def learned(sentence: str, answer: bool = False) -> tuple[str, str, str, float] 
     if not sure and (verdict.p < t.candidate or worth < t.worth):
         return None
     s = _FILLER.sub("", sentence.strip()).strip()
-    if _MALFUNCTION.search(s) and not _STANDS.search(s):
+    if _reports_malfunction(s):
         # "laravel shop, checkout throws on the staging box": what is wrong today, the task,
         # not how things stand (an error-fix lesson is made from its fix, not from this)
         return None
@@ -2048,9 +2099,43 @@ _MALFUNCTION: Final = re.compile(
     r"(?:doesn'?t|does not|won'?t|can'?t|cannot) (?:work|start|load|build|connect|compile|"
     r"open|run|boot)|refuses|errors out|times out|in a loop|ne (?:va|marche|fonctionne) pas|"
     r"funktioniert nicht|geht nicht|kaputt|stürzt ab|no funciona|falla|se cuelga|"
-    r"non funziona|não funciona|werkt niet)\b",
+    r"non funziona|não funciona|werkt niet|"
+    # revision 25: slow said with force, what never happens, what comes out wrong, what
+    # looks or feels wrong, what stopped
+    r"(?:is|are|'s|'re|feels?|got|gets|getting|runs?) (?:(?:really|super|very|so|pretty|way|"
+    r"too|painfully|incredibly|extremely|quite|kinda|kind of|a bit|a little|insanely|"
+    r"unbearably) )+(?:slow|sluggish|laggy)|(?:taking|takes|took) (?:forever|ages)|"
+    r"panics|panicking|segfaults?|core dumps?|never (?:arrives?|installs?|loads?|finish(?:es)?|"
+    r"shows? up|appears?|completes?|saves?|sends?|gets? sent|fires?|triggers?|returns?|"
+    r"ends?|starts?|stops?|works?|updates?|responds?)|(?:gives|returns|produces|outputs|"
+    r"spits out) (?:me )?(?:nans?|nulls?|nil|undefined|garbage|nonsense|zeros|the wrong)|"
+    r"(?<!\bthe )(?<!\ba )broken|flicker(?:s|ing)|stutter(?:s|ing)|glitch(?:es|y)|janky|"
+    r"feels? (?:floaty|laggy|sluggish|janky|off)|falls? through|(?:got|gets|am|'m|is|are) "
+    r"stuck|does nothing|stopped (?:working|loading|syncing|sending|showing)|"
+    r"(?:didn'?t|did not) (?:run|fire|work|start|finish|arrive|send|save|load)|cuts? off|"
+    r"(?:gets?|got) dropped|ist (?:total |sehr |echt |zu |so )?langsam|(?:es|está|va) "
+    r"(?:muy |súper |demasiado )?lent[oa]|est (?:très |super |trop )?lente?|"
+    r"è (?:molto |troppo |super )?lent[oa]|is (?:erg |heel |te |zo )?traag)\b",
     re.I,
 )
+#: A time something started from ("since I added the chapter", "since the update"): not
+#: the "since" of a reason (_STANDS) in a report of what is wrong (revision 25).
+_SINCE_THEN: Final = re.compile(
+    r"\bsince (?:i|we|you|they|he|she|it) \w+ed\b|\bsince (?:the|my|our|last|this) \w+",
+    re.I,
+)
+
+
+def _reports_malfunction(text: str) -> bool:
+    """Whether ``text`` says something is not working today ("the rust service panics on
+    startup", "reset mails never arrive") and nothing that stands beside it ("..., so
+    always warm it first"): the words of the failure itself ("never arrives", "is so slow")
+    and a time it started from are not read as a rule or a reason."""
+    if _MALFUNCTION.search(text) is None:
+        return False
+    return _STANDS.search(_MALFUNCTION.sub(" ", _SINCE_THEN.sub(" ", text))) is None
+
+
 #: A sentence that asks the agent for one piece of work ("book me a hotel", "help me
 #: answer emails faster", "write a reply to the supplier") or for help ("I need help
 #: with", "ich brauche Hilfe", "mi serve una mano") (learned).

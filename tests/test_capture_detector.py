@@ -1200,6 +1200,53 @@ def test_todays_work_is_not_kept(said: str, kept: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 25: what is wrong today, said with force, as what never happens, what
+        # comes out wrong, what looks or feels wrong, in the languages capture reads
+        ("the invoice export is super slow for big customers", False),
+        ("the android build is taking forever on my laptop", False),
+        ("password reset emails never arrive for gmail users", False),
+        ("the importer gives NaNs for the last column", False),
+        ("login broken on safari after the redesign", False),
+        ("the map flickers when I zoom out", False),
+        ("the checkout button does nothing on mobile", False),
+        ("my report won't build since I added the appendix", False),
+        ("la app es muy lenta en Android", False),
+        # ... and what stands beside such words is kept
+        ("the search service is slow on cold start, so always warm it with a ping first", True),
+        ("never call the geocoder in a loop, it is rate limited to 10 per second", True),
+        ("the metrics db is a replica, it lags up to 2 minutes behind the primary", True),
+    ],
+)
+def test_a_report_of_what_is_wrong_today_is_not_kept(said: str, kept: bool) -> None:
+    assert kept == bool([d for d in detect(_turns(("U", said))) if d.confidence >= 0.6])
+
+
+@pytest.mark.parametrize(
+    ("asked", "said", "kept"),
+    [
+        # revision 25: a yes or a no to the agent's offer, with at most something about
+        # the person or the moment, keeps nothing
+        ("Want me to add tests for it too?", "no, that's all for now", False),
+        ("Should I open a PR?", "not yet, I want to look at it tomorrow", False),
+        ("Shall I deploy it to staging?", "no, I'll do that myself later", False),
+        ("Want me to set a reminder?", "no thanks, it's fine", False),
+        ("Anything else?", "nope, thanks", False),
+        ("Je lance les tests ?", "oui, aujourd'hui", False),
+        # ... what follows the reply word and stands is kept
+        ("Should I update the changelog?", "yes please, every release gets an entry", True),
+        ("Should I add type hints?", "yes, the whole codebase is typed, mypy runs in CI", True),
+        ("Want me to use npm?", "no, we use pnpm in every repo", True),
+        ("Want me to add emojis to the summary?", "no, I prefer plain text", True),
+    ],
+)
+def test_a_reply_to_an_offer_keeps_only_what_stands(asked: str, said: str, kept: bool) -> None:
+    found = detect(_turns(("A", asked), ("U", said)))
+    assert kept == bool([d for d in found if d.confidence >= 0.6]), found
+
+
+@pytest.mark.parametrize(
     ("said", "statement"),
     [
         # revision 24: a word on what the agent just did, and nothing more
