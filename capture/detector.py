@@ -1114,6 +1114,21 @@ _IDENTITY: Final = (
     (re.compile(r"^i(?:'m| am) based in (?P<x>.+)$", re.I), "User is based in {x}"),
     (re.compile(r"^i(?:'m| am) the one who (?P<x>.+)$", re.I), "User is the one who {x}"),
     (re.compile(r"^i work (?P<x>(?:at|for|as|remotely|from|on) .+)$", re.I), "User works {x}"),
+    # revision 25: what the person teaches, and the business they run or own ("I teach
+    # piano on the side", "I run a small bakery in Ghent"), not what they run today ("I run
+    # the tests")
+    (re.compile(r"^(?P<x>i teach .+)$", re.I), "{X}"),
+    (
+        re.compile(
+            r"^(?P<x>i (?:run|own|co-own|manage) (?:an? |my own |my family's )(?:[\w'-]+ ){0,3}?"
+            r"(?:business|company|shop|store|bakery|caf[eé]|restaurant|bar|studio|salon|"
+            r"agency|practice|clinic|firm|farm|school|charity|nonprofit|non-profit|startup|"
+            r"consultancy|gallery|workshop|garage|hotel|b&b|kitchen|team|department|"
+            r"choir|club|band|podcast|newsletter|blog|channel|website|site|store)\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     (
         re.compile(
             r"^i(?:'m| am) (?P<x>(?:an?|the) (?:[\w-]+ ){0,3}?(?:"
@@ -1439,6 +1454,15 @@ _TOOL: Final = (
         r"(?:`[^`]+`|" + _UNQUOTED + r").*)$",
         re.I,
     ),
+    # revision 25: an option or a command to use or pass from now on ("use --fast for local
+    # builds from now on", "pass --no-cache to docker build going forward")
+    re.compile(
+        r"^(?:please\s+)?(?:(?:ok|okay|good|great|right|cool|thanks|and|also|oh|so)\b[,.!]?\s+)*"
+        r"(?P<x>(?:always |just )?(?:use|run|pass|add|call|start) [^,;]{0,40}?"
+        r"(?:(?<![\w-])--?[a-z][\w=.-]*|`[^`]+`|" + _UNQUOTED + r")[^;]*?,?\s+(?:from now on|"
+        r"going forward|from here on|from today on)(?:,? please)?)[.!]*$",
+        re.I,
+    ),
     # "the way to run a single test here is pytest -k name", "the command to update the
     # lockfile is uv lock": how a thing is done, named as such
     re.compile(
@@ -1583,6 +1607,22 @@ _PREFERENCE: Final = (
         "{X}",
     ),
     (re.compile(r"^(?:please\s+)?(?P<x>from now on,? .+)$", re.I), "{X}"),
+    # revision 25: what holds from now on said at the end ("use --fast for local builds
+    # from now on"), and what the person always or never wants ("i always want the build
+    # size printed after each build")
+    (
+        re.compile(
+            r"^(?:please\s+)?(?:(?:ok|okay|good|great|right|cool|thanks|and|also|oh|so)\b[,.!]?\s+)*"
+            r"(?P<x>(?!let's\b|let us\b)[a-z][\w'-]* .+?,?\s+(?:from now on|going "
+            r"forward|from here on|from today on)(?:,? please)?)[.!]*$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(r"^(?P<x>i (?:always|never) (?:want|need|expect|like) .+)$", re.I),
+        "{X}",
+    ),
     (
         re.compile(
             r"^(?:please\s+)?(?P<x>keep (?:your |the )?(?:answers|responses|replies|"

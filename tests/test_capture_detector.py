@@ -1247,6 +1247,35 @@ def test_a_reply_to_an_offer_keeps_only_what_stands(asked: str, said: str, kept:
 
 
 @pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 25: what holds from now on, said at the end; an option or a command in
+        # it makes a tool usage
+        ("answer in bullet points from now on", "preference"),
+        ("ok, use --fast for local builds from now on", "tool"),
+        ("pass --no-cache to docker build going forward", "tool"),
+        # what the person always or never wants
+        ("i always want a summary table at the top of the report", "preference"),
+        # what the person teaches, the business they run or own
+        ("I teach maths at a secondary school", "identity"),
+        ("I run a small pottery studio in Leith", "identity"),
+    ],
+)
+def test_what_holds_from_now_on_and_who_the_person_is_by_their_work(
+    said: str, category: str
+) -> None:
+    found = classify(said)
+    assert found is not None and found[0] == category, found
+
+
+def test_what_the_person_runs_today_is_not_who_they_are() -> None:
+    found = classify("I run the linter before every commit")
+    assert found is None or found[0] != "identity", found
+    # and "let's ... from now on" is a plan the rules leave to the scorer
+    assert classify("let's use the staging db for this from now on") is None
+
+
+@pytest.mark.parametrize(
     ("said", "statement"),
     [
         # revision 24: a word on what the agent just did, and nothing more

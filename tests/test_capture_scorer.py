@@ -136,7 +136,10 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 6", 0.78, 0.76, 0.89, 0.87),  # (0.63 0.71 0.81 0.92)
         ("held-out 7", 0.84, 0.76, 0.98, 0.90),  # (0.62 0.63 0.90 0.94)
         ("held-out 8", 0.82, 0.82, 0.94, 0.94),  # (0.65 0.73 0.86 0.97)
-        ("held-out 9", 0.86, 0.88, 0.93, 0.94),  # (0.58 0.68 0.76 0.89); s45 0.88 .. 0.94 ..
+        # (0.58 0.68 0.76 0.89); s45 0.88 .. 0.94 ..; s58 revision 25: 0.86 0.88 -> 0.85 0.86,
+        # "i run a small yoga studio" is who the person is (identity; labelled a fact here, an
+        # identity in hand 12's "I run a small candle shop on Shopify")
+        ("held-out 9", 0.85, 0.86, 0.93, 0.94),
         ("held-out 10", 0.86, 0.77, 0.96, 0.85),  # (0.50 0.49 0.88 0.83)
         ("held-out 11", 0.77, 0.75, 0.85, 0.83),  # (0.50 0.52 0.77 0.81); s45 0.78 0.72
         ("held-out 12", 0.85, 0.67, 0.89, 0.92),  # (0.71 0.55 0.86 0.89); s45 0.86 .. 0.91
