@@ -1112,6 +1112,19 @@ _IDENTITY: Final = (
     (re.compile(r"^my (?:timezone|time zone) is (?P<x>\S+)", re.I), "User's timezone is {x}"),
     (re.compile(r"^my role is (?P<x>.+)$", re.I), "User's role is {x}"),
     (re.compile(r"^i(?:'m| am) based in (?P<x>.+)$", re.I), "User is based in {x}"),
+    # revision 25: where the person is from or lives, a place named with a capital ("I'm in
+    # Berlin, CET", "I'm from Porto"), and a condition they have ("I've got ADHD so short
+    # steps help me")
+    (re.compile(r"^(?P<x>(?i:i'm|i am) (?i:in|from) (?-i:[A-Z])[\w'-]+.*)$"), "{X}"),
+    (
+        re.compile(
+            r"^(?P<x>i(?:'ve| have)(?: got)? (?:adhd|autism|dyslexia|dyscalculia|diabetes|"
+            r"type [12] diabetes|rsi|epilepsy|migraines|tinnitus|long covid|a hearing aid|"
+            r"a bad back|low vision)\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     (re.compile(r"^i(?:'m| am) the one who (?P<x>.+)$", re.I), "User is the one who {x}"),
     (re.compile(r"^i work (?P<x>(?:at|for|as|remotely|from|on) .+)$", re.I), "User works {x}"),
     # revision 25: what the person teaches, and the business they run or own ("I teach
@@ -1193,6 +1206,8 @@ _DECIDED: Final = re.compile(
     r"(?:has|have|'s|was|were) (?:been )?(?:decided|agreed)|decided on|agreed (?:on|with|to)|"
     r"settled on|made up (?:my|our) minds?|(?:we|i)(?:'re| are) going with|"
     r"(?:we|i) went with|let's go with|(?:we|i)(?:'ll| will)? stick with|sticking with|"
+    # revision 25: "we're standardising on pnpm across all repos"
+    r"standardi[sz](?:e|ed|ing) on|"
     # "I decide:" announces a choice; "I decide on pricing" says whose call it is
     # (revision 24)
     r"(?:we|i)(?:'ll| will)? stay (?:on|with)|i decide(?=\s*:)|"
@@ -1224,6 +1239,7 @@ _DECIDED_WORDS: Final = (
     "agreed",
     "chose",
     "settled",
+    "standardi",
     "made up",
     "go with",
     "going with",
@@ -1380,7 +1396,11 @@ _NOT_AN_ARGUMENT: Final = (
     r"are|was|were|as|instead|not|too|only|here|there|now|again|locally|first)"
 )
 #: A script named by its file ("deploy.sh", "./bin/seed.py").
-_SCRIPT: Final = r"(?:\./)?[\w./-]+\.(?:sh|py|rb|js|mjs|ts|pl|ps1|bat|cmd|mk)"
+_SCRIPT: Final = (
+    r"(?:\./)?[\w./-]+\.(?:sh|py|rb|js|mjs|ts|pl|ps1|bat|cmd|mk)|"
+    # revision 25: a script by its path, without an extension ("./bin/reset --seed")
+    r"\./[\w.-]+(?:/[\w.-]+)*|(?:bin|scripts?|tools)/[\w.-]+"
+)
 #: A command named without backticks: a known program and what follows it, or a script.
 _UNQUOTED: Final = (
     r"(?:(?:" + _PROGRAM + r")\s+(?!" + _NOT_AN_ARGUMENT + r"\b)[\w:./@=-]+|" + _SCRIPT + r"|"
@@ -1398,7 +1418,8 @@ _TOOL: Final = (
     re.compile(r"^(?P<x>(?:to|for) [^,`]+, (?:run|use) `[^`]+`.*)$", re.I),
     re.compile(r"^(?P<x>use `[^`]+` (?:to|for) .+)$", re.I),
     re.compile(
-        r"^(?P<x>.+ (?:(?:is|are) (?:run|done|built|generated|deployed|tested|linted|"
+        r"^(?P<x>.+ (?:(?:is|are|can be|should be|must be|has to be|have to be) (?:run|done|"
+        r"built|generated|deployed|tested|linted|"
         r"formatted|published|released|started|served|compiled|bundled|migrated|seeded|"
         r"loaded|applied|created|reset|refreshed|imported|exported|updated|cleaned|"
         r"restored|backed up)|"
@@ -1420,8 +1441,9 @@ _TOOL: Final = (
     # revision 24: the same without the comma, the command with what follows it ("to start
     # the dev server use npm run dev")
     re.compile(
-        r"^(?P<x>(?:(?:if|when|whenever) (?:you )?(?:need|want) to|to) [^,;]{2,60}? "
-        r"(?:just |then |always )?(?:run|use) " + _UNQUOTED + r".*)$",
+        r"^(?P<x>(?:(?:if|when|whenever) (?:you )?(?:need|want) to|to|for an?) [^,;]{2,60}? "
+        # revision 25: "for a quick smoke test just hit make smoke"
+        r"(?:just |then |always )?(?:run|use|hit|type) " + _UNQUOTED + r".*)$",
         re.I,
     ),
     # ... and what the agent can or must do with a command or a script ("you can reset the
@@ -1461,6 +1483,18 @@ _TOOL: Final = (
         r"(?P<x>(?:always |just )?(?:use|run|pass|add|call|start) [^,;]{0,40}?"
         r"(?:(?<![\w-])--?[a-z][\w=.-]*|`[^`]+`|" + _UNQUOTED + r")[^;]*?,?\s+(?:from now on|"
         r"going forward|from here on|from today on)(?:,? please)?)[.!]*$",
+        re.I,
+    ),
+    # revision 25: a verb of any work done with a command known by an option ("attach it
+    # with py-spy top --pid", "we trace it with strace -f"), not what was done ("I ran it
+    # with pytest -x")
+    re.compile(
+        # (never a URL nor a pipe into a shell: what a poisoned text wants kept)
+        r"^(?!.*(?:://|\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b))"
+        r"(?P<x>(?!(?:we |you |i )?(?:ran|tried|did|used|had|was|were)\b)"
+        r"(?:(?:we|you|i) (?:always |usually |just )?)?[a-z]+\b[^,;`]{0,40}? (?:with|via|using) "
+        r"[a-z][\w.-]{1,30}(?:\s+(?!-)[\w:./@=-]+){0,3}"
+        r"\s+--?[a-z][\w=.-]*\b.*)$",
         re.I,
     ),
     # "the way to run a single test here is pytest -k name", "the command to update the
@@ -1598,6 +1632,14 @@ _PREFERENCE: Final = (
     ),
     (re.compile(r"^when (?P<w>.+?), i (?:really )?like (?P<x>.+)$", re.I), "Likes {x} when {w}"),
     (re.compile(r"^i (?:really )?(?:hate|dislike) (?P<x>.+)$", re.I), "Dislikes {x}"),
+    # revision 25: "i'm more of a tabs person", "I'm not a morning person"
+    (
+        re.compile(
+            r"^(?P<x>i(?:'m| am) (?:more of |very much |not really |not )?an? [\w-]+ person\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     (re.compile(r"^i (?:really )?don't like (?P<x>.+)$", re.I), "Dislikes {x}"),
     (
         re.compile(

@@ -1276,6 +1276,33 @@ def test_what_the_person_runs_today_is_not_who_they_are() -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 25: a script by its path, what can be done with it, and what to hit or
+        # type for a piece of work
+        ("the local db can be reset with ./bin/reset --seed", "tool"),
+        ("for a quick smoke test just hit make smoke, it takes 20 seconds", "tool"),
+        ("we trace it with strace -f -e trace=network", "tool"),
+        # where the person is, a condition they have, the kind of person they are
+        ("I'm in Lisbon, WET, mostly online in the mornings", "identity"),
+        ("I've got dyslexia, so plain fonts help", "identity"),
+        ("I'm not a morning person, schedule calls after 11", "preference"),
+    ],
+)
+def test_scripts_by_path_and_who_the_person_is(said: str, category: str) -> None:
+    found = classify(said)
+    assert found is not None and found[0] == category, found
+
+
+def test_standardising_on_is_a_choice_made() -> None:
+    assert decided("we're standardising on pnpm across all repos")
+    # what was run is no tool usage, a place in lower case no identity
+    assert classify("I ran it with pytest -x and it failed") is None
+    found = classify("I'm in a meeting until 3")
+    assert found is None or found[0] != "identity"
+
+
+@pytest.mark.parametrize(
     ("said", "statement"),
     [
         # revision 24: a word on what the agent just did, and nothing more
