@@ -1213,6 +1213,16 @@ def test_todays_work_is_not_kept(said: str, kept: bool) -> None:
         ("the checkout button does nothing on mobile", False),
         ("my report won't build since I added the appendix", False),
         ("la app es muy lenta en Android", False),
+        # ... whichever rule read it ("the tests ... are" reads conventions)
+        ("the tests for the parser are super slow on my machine", False),
+        # a value that comes out wrong, something tried to see what happens
+        ("the monthly totals are wrong for March", False),
+        ("the shipping estimate is wrong for EU addresses, and the tax line too", False),
+        ("let's upgrade Django to 5 on a branch and see what breaks", False),
+        ("let's move the worker to Python 3.12 on a branch and see what breaks", False),
+        # ... not "the other one is wrong" (what the agent picked), nor a plan that stands
+        ("the other one is wrong, we dropped `connect()` in v3, it's `open()` now", True),
+        ("let's upgrade every service to node 22 this quarter, we agreed on it", True),
         # ... and what stands beside such words is kept
         ("the search service is slow on cold start, so always warm it with a ping first", True),
         ("never call the geocoder in a loop, it is rate limited to 10 per second", True),
