@@ -279,6 +279,7 @@ PARTS = {
     "held-out 21": CORPORA / "capture-heldout21.txt",
     "held-out 22": CORPORA / "capture-heldout22.txt",
     "held-out 23": CORPORA / "capture-heldout23.txt",
+    "held-out 24": CORPORA / "capture-heldout24.txt",
     "told fixes": CORPORA / "capture-told-fixes.txt",
 }
 

@@ -196,6 +196,10 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         # opens with one long prompt that says in passing how things are done), run once,
         # its misses not read; the same with main before the session and at its end
         ("held-out 23", 0.50, 0.68, 0.82, 0.98),
+        # written in session 58 after its changes (the agent's steps first, then the person's
+        # turns between them), run once, its misses not read; the same with main before the
+        # session
+        ("held-out 24", 0.53, 0.62, 0.67, 0.80),
         # what a person wants for themself (session 44), not trained on: 0.46 / 0.47 (0.81
         # / 0.83) with session 43's weights
         ("hand 15", 0.54, 0.53, 0.89, 0.86),  # (0.45 0.42 0.85 0.78)
@@ -231,6 +235,9 @@ def test_the_parts_as_measured(
         # session 57: held-out 23 (written after the session's changes), run once; the same
         # with main before the session
         (("held-out 23",), 41 / 44),
+        # session 58: held-out 24 (written after the session's changes), run once; the same
+        # with main before the session
+        (("held-out 24",), 23 / 28),
     ],
 )
 def test_scope_on_the_held_out_parts(parts: tuple[str, ...], right: float) -> None:
