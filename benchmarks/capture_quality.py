@@ -14,11 +14,32 @@ every false positive, false negative, wrong scope and lost reason;
 --model=NAME scores `capture --model NAME` (an `llm` model) instead of the
 rules and the scorer. tests/test_capture_detector.py and
 tests/test_capture_scorer.py hold the targets and the measured figures.
+
+    .venv/bin/python benchmarks/capture_quality.py --baseline=REF [--only=PART ...] [--lexical]
+
+runs the same parts a second time with memory_chain as it was at the git
+revision REF (a temporary worktree, imported in a child process; the parts,
+labels and scoring are this tree's), and prints the two side by side: the
+same run of the previous release.
+
+    .venv/bin/python benchmarks/capture_quality.py --transcripts PATH [PATH ...]
+
+runs the whole capture (capture.capture, dry run) over real transcripts
+(JSONL files, or directories searched for them: ~/.claude/projects for
+Claude Code's) and counts the junk in what it would store: harness text
+(what the agent runtime writes in the person's place, a file tool's own
+error) and tool-output text (40 characters or more found in a tool result
+and in none of the person's turns; an error-fix lesson's quoted error line
+is not counted when it says that something went wrong, in the benchmark's
+own words for that so that an older release is judged alike, and its fix
+is read like any memory). No transcript is in the repository: they hold
+people's work.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -284,7 +305,180 @@ PARTS = {
 }
 
 
+#: Text the agent runtime writes in the person's place or around a tool call, and a file
+#: tool's own complaints (the benchmark's own list, so an older release is judged alike).
+_HARNESS = re.compile(
+    r"<(?:system-reminder|command-name|command-message|command-args|local-command-std\w+|"
+    r"bash-input|bash-std\w+|task-notification|user-prompt-submit-hook|ide_\w+|"
+    r"tool_use_error)>|Caveat: The messages below|\[Request interrupted|"
+    r"This session is being continued|No response requested|API Error: \d{3}|"
+    r"File has not been read yet|String to replace not found|"
+    r"Found \d+ matches of the string to replace|The user doesn't want to proceed|"
+    r"was blocked by a hook|Permission to use \w+ has been denied"
+)
+#: A run of this many characters of a memory found in a tool result makes it tool output.
+TOOL_RUN = 40
+#: What a lesson's quoted error line says when it says that something went wrong: the
+#: benchmark's own words, not the detector's, so that an older release is judged alike.
+_WENT_WRONG = re.compile(
+    r"error|exception|traceback|fail|fatal|panic|abort|denied|refused|forbidden|"
+    r"not found|no such|cannot|can't|could not|couldn't|unable|invalid|missing|undefined|"
+    r"unexpected|unknown|timed out|timeout|killed|segmentation|exit (?:code|status) [1-9]",
+    re.I,
+)
+_ERRNO = re.compile(r"\bE[A-Z]{4,}\b")
+
+
+def junk(text: str, category: str, person: str, tools: str) -> str | None:
+    """Why a memory's ``text`` is junk ("harness" or "tool output"), or None. ``person``
+    and ``tools`` are the person's turns and the tool results, whitespace flattened."""
+    if _HARNESS.search(text):
+        return "harness"
+    flat = " ".join(text.split())
+    if category == "error-fix" and flat.startswith("`") and "` -> " in flat:
+        # a lesson quotes its error line (what went wrong, as inert text): tool output
+        # unless it says that something went wrong; what fixed it is read as any memory
+        line, flat = flat[1:].split("` -> ", 1)
+        line = line.removesuffix("...")
+        if not (_WENT_WRONG.search(line) or _ERRNO.search(line)):
+            return "tool output"
+    for start in range(0, max(len(flat) - TOOL_RUN, 0) + 1, 10):
+        run = flat[start : start + TOOL_RUN]
+        if len(run) == TOOL_RUN and run in tools and run not in person:
+            return "tool output"
+    return None
+
+
+def transcript_files(paths: list[str]) -> list[Path]:
+    """The JSONL files named, and those under the directories named, in order."""
+    out: list[Path] = []
+    for name in paths:
+        path = Path(name).expanduser()
+        out.extend(sorted(path.rglob("*.jsonl")) if path.is_dir() else [path])
+    return out
+
+
+def junk_report(files: list[Path]) -> list[dict[str, object]]:
+    """Per transcript: its turns, the person's turns, what capture would store (memories
+    and candidates) and which of it is junk (``junk``)."""
+    import tempfile
+
+    from memory_chain.capture import transcripts
+    from memory_chain.capture.capture import capture
+    from memory_chain.workspace.scopes import Workspace
+
+    rows: list[dict[str, object]] = []
+    for path in files:
+        batch = transcripts.read(path)
+        own = [t for t in batch.turns if t.role in ("user", "note") and not t.meta]
+        person = " ".join(" ".join(t.text.split()) for t in own)
+        tools = " ".join(" ".join(t.text.split()) for t in batch.turns if t.role == "tool_result")
+        with tempfile.TemporaryDirectory(prefix="mc-junk-") as tmp:
+            report = capture(Workspace(Path(tmp) / "user", None), path, dry_run=True)
+        found = [*report.captured, *report.candidates]
+        why = [(m, junk(str(m["text"]), str(m["category"]), person, tools)) for m in found]
+        rows.append(
+            {
+                "transcript": str(path),
+                "turns": len(batch.turns),
+                "person": len(own),
+                "stored": len(report.captured),
+                "candidates": len(report.candidates),
+                "harness": sum(1 for _, w in why if w == "harness"),
+                "tool output": sum(1 for _, w in why if w == "tool output"),
+                "junk": [f"{w}: {m['text']}" for m, w in why if w],
+            }
+        )
+    return rows
+
+
+def print_junk(rows: list[dict[str, object]]) -> None:
+    print("| transcript | turns | person's turns | stored | candidates | harness | tool output |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        cells = [Path(str(r["transcript"])).name] + [
+            str(r[k]) for k in ("turns", "person", "stored", "candidates", "harness", "tool output")
+        ]
+        print("| " + " | ".join(cells) + " |")
+    n = max(len(rows), 1)
+    bad = sum(int(str(r["harness"])) + int(str(r["tool output"])) for r in rows)
+    print(f"\njunk per transcript: {bad / n:.2f} ({bad} in {len(rows)} transcripts)")
+    for r in rows:
+        for line in r["junk"]:  # type: ignore[attr-defined]
+            print(f"JUNK {Path(str(r['transcript'])).name}: {line}")
+
+
+def summary(result: Score) -> dict[str, object]:
+    """A part's figures as JSON (for --json and --baseline)."""
+    kept_p, kept_r = result.kept()
+    return {
+        "precision": result.precision(),
+        "recall": result.recall(),
+        "kept": [kept_p, kept_r],
+        "scope": [result.scope_right, result.scope_total],
+        "categories": {
+            c: [result.precision(c), result.recall(c)]
+            for c in CATEGORIES
+            if result.tp[c] + result.fp[c] + result.fn[c]
+        },
+    }
+
+
+def baseline(ref: str, argv: list[str]) -> dict[str, dict[str, object]]:
+    """The figures of the same parts with memory_chain as at git revision ``ref``: a
+    temporary worktree, imported by this script in a child process (``--json``)."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+
+    root = Path(__file__).resolve().parent.parent
+    tmp = Path(tempfile.mkdtemp(prefix="mc-baseline-"))
+    tree = tmp / "tree"
+    try:
+        subprocess.run(
+            ["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(tree), ref],
+            check=True,
+        )
+        (tmp / "pkg").mkdir()
+        (tmp / "pkg" / "memory_chain").symlink_to(tree)
+        env = {**os.environ, "PYTHONPATH": str(tmp / "pkg")}
+        args = [a for a in argv if not a.startswith("--baseline=")]
+        out = subprocess.run(
+            [sys.executable, __file__, *args, "--json"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        figures: dict[str, dict[str, object]] = json.loads(out.splitlines()[-1])
+        return figures
+    finally:
+        subprocess.run(
+            ["git", "-C", str(root), "worktree", "remove", "--force", str(tree)],
+            capture_output=True,
+        )
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cell(f: dict[str, object]) -> str:
+    kept = f["kept"]
+    scope = f["scope"]
+    assert isinstance(kept, list) and isinstance(scope, list)
+    return (
+        f"{f['precision']:.3f} / {f['recall']:.3f}, {kept[0]:.3f} / {kept[1]:.3f}, "
+        f"{scope[0]}/{scope[1]}"
+    )
+
+
 def main() -> None:
+    if "--transcripts" in sys.argv:
+        names = sys.argv[sys.argv.index("--transcripts") + 1 :]
+        files = transcript_files([n for n in names if not n.startswith("--")])
+        if not files:
+            sys.exit("capture_quality: no transcript (JSONL) found in " + " ".join(names))
+        print_junk(junk_report(files))
+        return
     only = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")]
     models = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--model=")]
     if "--lexical" in sys.argv:  # the scorer without embeddings, as without the extra
@@ -294,6 +488,7 @@ def main() -> None:
     semantic.begin(None)  # every statement embedded (the hooks' budget is a cost cap)
     print("scorer:", "semantic" if semantic.wanted() else "lexical", "\n")
     pooled, names = Score(), []
+    figures: dict[str, dict[str, object]] = {}
     for name, path in PARTS.items():
         if (only and name not in only) or not path.exists():
             continue
@@ -311,9 +506,27 @@ def main() -> None:
             print()
         pool(pooled, result)
         names.append(name)
+        figures[name] = summary(result)
+    if len(names) > 1:
+        figures["pooled"] = summary(pooled)
     if "--pooled" in sys.argv and len(names) > 1:
         print(f"pooled ({', '.join(names)}):\n")
         print(table(pooled))
+    refs = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--baseline=")]
+    if refs:
+        before = baseline(refs[0], sys.argv[1:])
+        print(
+            f"\nbefore ({refs[0]}) and now, by category precision / recall, kept at all, scope:\n"
+        )
+        print(f"| part | {refs[0]} | now |")
+        print("|---|---|---|")
+        for name, now in figures.items():
+            was = before.get(name)
+            print(f"| {name} | {_cell(was) if was else '-'} | {_cell(now)} |")
+    if "--json" in sys.argv:
+        import json
+
+        print(json.dumps(figures))
 
 
 def pool(into: Score, result: Score) -> None:
