@@ -1406,6 +1406,14 @@ _SCRIPT: Final = (
     # revision 25: a script by its path, without an extension ("./bin/reset --seed")
     r"\./[\w.-]+(?:/[\w.-]+)*|(?:bin|scripts?|tools)/[\w.-]+"
 )
+#: Words a sentence may open with before what it says (revision 25): "ok, good, use ...".
+_OPENERS: Final = (
+    r"^(?:please\s+)?(?:(?:ok|okay|good|great|right|cool|thanks|and|also|oh|so)\b[,.!]?\s+)*"
+)
+#: ... and how it may end saying that it holds from now on (revision 25).
+_FROM_NOW_ON: Final = (
+    r",?\s+(?:from now on|going forward|from here on|from today on)(?:,? please)?)[.!]*$"
+)
 #: A command named without backticks: a known program and what follows it, or a script.
 _UNQUOTED: Final = (
     r"(?:(?:" + _PROGRAM + r")\s+(?!" + _NOT_AN_ARGUMENT + r"\b)[\w:./@=-]+|" + _SCRIPT + r"|"
@@ -1484,10 +1492,8 @@ _TOOL: Final = (
     # revision 25: an option or a command to use or pass from now on ("use --fast for local
     # builds from now on", "pass --no-cache to docker build going forward")
     re.compile(
-        r"^(?:please\s+)?(?:(?:ok|okay|good|great|right|cool|thanks|and|also|oh|so)\b[,.!]?\s+)*"
-        r"(?P<x>(?:always |just )?(?:use|run|pass|add|call|start) [^,;]{0,40}?"
-        r"(?:(?<![\w-])--?[a-z][\w=.-]*|`[^`]+`|" + _UNQUOTED + r")[^;]*?,?\s+(?:from now on|"
-        r"going forward|from here on|from today on)(?:,? please)?)[.!]*$",
+        _OPENERS + r"(?P<x>(?:always |just )?(?:use|run|pass|add|call|start) [^,;]{0,40}?"
+        r"(?:(?<![\w-])--?[a-z][\w=.-]*|`[^`]+`|" + _UNQUOTED + r")[^;]*?" + _FROM_NOW_ON,
         re.I,
     ),
     # revision 25: a verb of any work done with a command known by an option ("attach it
@@ -1659,9 +1665,7 @@ _PREFERENCE: Final = (
     # size printed after each build")
     (
         re.compile(
-            r"^(?:please\s+)?(?:(?:ok|okay|good|great|right|cool|thanks|and|also|oh|so)\b[,.!]?\s+)*"
-            r"(?P<x>(?!let's\b|let us\b)[a-z][\w'-]* .+?,?\s+(?:from now on|going "
-            r"forward|from here on|from today on)(?:,? please)?)[.!]*$",
+            _OPENERS + r"(?P<x>(?!let's\b|let us\b)[a-z][\w'-]* .+?" + _FROM_NOW_ON,
             re.I,
         ),
         "{X}",
