@@ -436,22 +436,25 @@ def baseline(ref: str, argv: list[str]) -> dict[str, dict[str, object]]:
     tmp = Path(tempfile.mkdtemp(prefix="mc-baseline-"))
     tree = tmp / "tree"
     try:
-        subprocess.run(
+        added = subprocess.run(
             ["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(tree), ref],
-            check=True,
+            capture_output=True,
+            text=True,
         )
+        if added.returncode != 0:
+            why = (added.stderr.strip().splitlines() or ["git worktree add failed"])[-1]
+            sys.exit(f"capture_quality: cannot check out {ref!r}: {why}")
         (tmp / "pkg").mkdir()
         (tmp / "pkg" / "memory_chain").symlink_to(tree)
         env = {**os.environ, "PYTHONPATH": str(tmp / "pkg")}
         args = [a for a in argv if not a.startswith("--baseline=")]
-        out = subprocess.run(
-            [sys.executable, __file__, *args, "--json"],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        figures: dict[str, dict[str, object]] = json.loads(out.splitlines()[-1])
+        run = subprocess.run(
+            [sys.executable, __file__, *args, "--json"], env=env, capture_output=True, text=True
+        )
+        if run.returncode != 0:
+            why = (run.stderr.strip().splitlines() or ["no output"])[-1]
+            sys.exit(f"capture_quality: the run at {ref!r} failed: {why}")
+        figures: dict[str, dict[str, object]] = json.loads(run.stdout.splitlines()[-1])
         return figures
     finally:
         subprocess.run(

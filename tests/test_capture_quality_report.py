@@ -98,3 +98,22 @@ def test_the_previous_release_is_run_beside_this_one() -> None:
         ["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True, check=True
     ).stdout
     assert "mc-baseline-" not in worktrees  # the temporary worktree is gone
+
+
+def test_a_revision_that_does_not_exist_is_one_clear_line() -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "capture_quality.py"),
+            "--only=held-out 24",
+            "--baseline=no-such-revision",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert run.returncode != 0
+    [line] = run.stderr.strip().splitlines()  # git's own words after it vary by version
+    assert line.startswith("capture_quality: cannot check out 'no-such-revision': "), line
