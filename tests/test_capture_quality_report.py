@@ -75,23 +75,18 @@ def test_a_transcript_in_claude_codes_shapes_gives_no_junk(tmp_path: Path) -> No
     assert (row["harness"], row["tool output"], row["junk"]) == (0, 0, [])
 
 
-def test_the_previous_release_is_run_beside_this_one() -> None:
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """benchmarks/capture_quality.py run as a person runs it, from the repository root."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "capture_quality.py"),
-            "--lexical",
-            "--only=held-out 24",
-            "--baseline=HEAD",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    ).stdout
-    row = next(line for line in out.splitlines() if line.startswith("| held-out 24 |"))
+    script = str(ROOT / "benchmarks" / "capture_quality.py")
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_the_previous_release_is_run_beside_this_one() -> None:
+    run = _bench("--lexical", "--only=held-out 24", "--baseline=HEAD")
+    assert run.returncode == 0, run.stderr
+    row = next(line for line in run.stdout.splitlines() if line.startswith("| held-out 24 |"))
     _, _, before, now, _ = row.split("|")
     assert before.strip() == now.strip() != "-"  # HEAD's code is this tree's: the same figures
     worktrees = subprocess.run(
@@ -101,19 +96,7 @@ def test_the_previous_release_is_run_beside_this_one() -> None:
 
 
 def test_a_revision_that_does_not_exist_is_one_clear_line() -> None:
-    if not (ROOT / ".git").exists():
-        pytest.skip("not a git checkout")
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "capture_quality.py"),
-            "--only=held-out 24",
-            "--baseline=no-such-revision",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    run = _bench("--only=held-out 24", "--baseline=no-such-revision")
     assert run.returncode != 0
     [line] = run.stderr.strip().splitlines()  # git's own words after it vary by version
     assert line.startswith("capture_quality: cannot check out 'no-such-revision': "), line
