@@ -44,6 +44,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memory_chain.capture.detector import CATEGORIES, Detection, Detector
 from memory_chain.capture.transcripts import Turn
@@ -358,7 +359,7 @@ def transcript_files(paths: list[str]) -> list[Path]:
     return out
 
 
-def junk_report(files: list[Path]) -> list[dict[str, object]]:
+def junk_report(files: list[Path]) -> list[dict[str, Any]]:
     """Per transcript: its turns, the person's turns, what capture would store (memories
     and candidates) and which of it is junk (``junk``)."""
     import tempfile
@@ -367,7 +368,7 @@ def junk_report(files: list[Path]) -> list[dict[str, object]]:
     from memory_chain.capture.capture import capture
     from memory_chain.workspace.scopes import Workspace
 
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for path in files:
         batch = transcripts.read(path)
         own = [t for t in batch.turns if t.role in ("user", "note") and not t.meta]
@@ -392,20 +393,20 @@ def junk_report(files: list[Path]) -> list[dict[str, object]]:
     return rows
 
 
-def print_junk(rows: list[dict[str, object]]) -> None:
+def print_junk(rows: list[dict[str, Any]]) -> None:
     print("| transcript | turns | person's turns | stored | candidates | harness | tool output |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        cells = [Path(str(r["transcript"])).name] + [
+        cells = [Path(r["transcript"]).name] + [
             str(r[k]) for k in ("turns", "person", "stored", "candidates", "harness", "tool output")
         ]
         print("| " + " | ".join(cells) + " |")
     n = max(len(rows), 1)
-    bad = sum(int(str(r["harness"])) + int(str(r["tool output"])) for r in rows)
+    bad = sum(r["harness"] + r["tool output"] for r in rows)
     print(f"\njunk per transcript: {bad / n:.2f} ({bad} in {len(rows)} transcripts)")
     for r in rows:
-        for line in r["junk"]:  # type: ignore[attr-defined]
-            print(f"JUNK {Path(str(r['transcript'])).name}: {line}")
+        for line in r["junk"]:
+            print(f"JUNK {Path(r['transcript']).name}: {line}")
 
 
 def summary(result: Score) -> dict[str, object]:

@@ -1142,7 +1142,7 @@ _IDENTITY: Final = (
             r"(?:business|company|shop|store|bakery|caf[eé]|restaurant|bar|studio|salon|"
             r"agency|practice|clinic|firm|farm|school|charity|nonprofit|non-profit|startup|"
             r"consultancy|gallery|workshop|garage|hotel|b&b|kitchen|team|department|"
-            r"choir|club|band|podcast|newsletter|blog|channel|website|site|store)\b.*)$",
+            r"choir|club|band|podcast|newsletter|blog|channel|website|site)\b.*)$",
             re.I,
         ),
         "{X}",
