@@ -2118,11 +2118,36 @@ def errand(sentence: str) -> bool:
     Porto", "ich brauche Hilfe mit meinen Rechnungen"), not how things are or what the
     person wants always (nothing in it says always, never, every, so, because, ...), and
     no request to remember."""
+    if _STANDS.search(sentence) or _REMEMBER_WORD.search(sentence) is not None:
+        return False
+    if _ERRAND.match(sentence) is not None:
+        return True
+    # revision 26: the thing named first ("garden centre site, I want to add a page for the
+    # bulbs", "wedding seating plan, help me fit 80 people on 9 tables"): a few words that
+    # say nothing of their own (no one does, is or has anything in them), then the errand
+    lead = _TOPIC_LEAD.match(sentence)
     return (
-        _ERRAND.match(sentence) is not None
-        and not _STANDS.search(sentence)
-        and _REMEMBER_WORD.search(sentence) is None
+        lead is not None
+        and _TOPIC_SAYS.search(lead.group()) is None
+        and _ERRAND.match(sentence, lead.end()) is not None
     )
+
+
+#: What a sentence may name before the errand it asks for: one to five words, a comma.
+_TOPIC_LEAD: Final = re.compile(r"[^\W\d_][^,.!?;:\n]{0,39}?,\s+")
+#: ... unless those words say something (a subject, a verb of being, doing or having, a
+#: rule word or from when on: "we use pnpm, I want to keep it" is a statement and its
+#: wish, "going forward, write ..." a rule), open with where the wish holds ("in this
+#: repo, I want every PR to ...", "for emails, ...") or with what it is not ("not the
+#: ORM, write it in raw SQL": a correction).
+_TOPIC_SAYS: Final = re.compile(
+    r"\b(?:i|i'm|we|we're|you|they|he|she|it|it's|is|are|was|were|be|been|has|have|had|"
+    r"do|does|did|use|uses|used|run|runs|always|never|every|going forward|from now on|"
+    r"in future|next time|by default)\b|"
+    r"^(?:in|on|for|at|with|from|by|when|if|whenever|during|after|before|not|no)\b|"
+    r"(?:\S+\s+){5}",
+    re.I,
+)
 
 
 _REMEMBER_WORD: Final = re.compile(
@@ -2208,7 +2233,12 @@ _MALFUNCTION: Final = re.compile(
     r"(?:[\w-]+ ){1,2}(?:is|are) "
     r"(?:wrong|incorrect)|ist (?:total |sehr |echt |zu |so )?langsam|(?:es|está|va) "
     r"(?:muy |súper |demasiado )?lent[oa]|est (?:très |super |trop )?lente?|"
-    r"è (?:molto |troppo |super )?lent[oa]|is (?:erg |heel |te |zo )?traag)\b",
+    r"è (?:molto |troppo |super )?lent[oa]|is (?:erg |heel |te |zo )?traag|"
+    # revision 26: what looks odd, is a mess or gone, what clashes
+    r"(?:is|are|looks?|seems?) (?:(?:a bit|kind of|kinda|really|super|so|very|totally) )?"
+    r"(?:odd|weird|strange|garbled|scrambled|corrupt(?:ed)?|confusing|out of sync)|"
+    r"(?:is|are) (?:(?:a|such a) (?:total |complete |bit of a )?mess|all over the place|"
+    r"gone)|clash(?:es|ing)?)\b",
     re.I,
 )
 #: A time something started from ("since I added the chapter", "since the update"): not

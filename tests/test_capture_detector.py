@@ -1227,10 +1227,42 @@ def test_todays_work_is_not_kept(said: str, kept: bool) -> None:
         ("the search service is slow on cold start, so always warm it with a ping first", True),
         ("never call the geocoder in a loop, it is rate limited to 10 per second", True),
         ("the metrics db is a replica, it lags up to 2 minutes behind the primary", True),
+        # revision 26: what looks odd, is a mess, is gone or clashes
+        ("our newsletter archive is a mess, half the links point nowhere", False),
+        ("the photos folder is all over the place after the import", False),
+        ("the yoga classes clash on Tuesday evening", False),
+        ("the search box is gone on the tablet layout", False),
+        ("the error messages in the setup wizard are confusing", False),
+        ("the subtitles look kind of out of sync after minute 20", False),
+        # ... and what stands beside such words, or says when it went, is kept
+        ("the order export looks weird in Excel, so always import it as text", True),
+        ("the old server is gone since March, everything runs on the new one", True),
+        ("I find cluttered dashboards confusing, keep them to four charts", True),
     ],
 )
 def test_a_report_of_what_is_wrong_today_is_not_kept(said: str, kept: bool) -> None:
     assert kept == bool([d for d in detect(_turns(("U", said))) if d.confidence >= 0.6])
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 26: the thing to work on named first, then the errand
+        ("garden centre site, I want to add a page for the autumn bulbs", False),
+        ("wedding seating plan, help me fit 80 people on 9 tables", False),
+        ("Dockerfile for the scraper, I'd like to make it smaller", False),
+        ("tax stuff, I need help with the receipts from March", False),
+        # ... not when the words before say something, or say where or when it holds
+        ("we use pnpm, I want to keep it that way in every repo", True),
+        ("in this repo, I want every PR to have a changelog line", True),
+        ("for emails, I want a short greeting and no sign-off", True),
+        ("going forward, write commit messages in the imperative", True),
+        ("not the ORM, write it in raw SQL", True),
+    ],
+)
+def test_an_errand_after_the_thing_it_is_about_is_not_kept(said: str, kept: bool) -> None:
+    found = detect(_turns(("U", said)))
+    assert kept == bool([d for d in found if d.confidence >= 0.6]), found
 
 
 @pytest.mark.parametrize(
