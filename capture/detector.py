@@ -322,6 +322,14 @@ class Detector:
             self.counts["vetoed"] += 1
             return None
         hit = hit or _in_a_clause(sentence)
+        if (hit is None or hit[3] < LEARNED or hit[0] in _NOT_A_PROCEDURE) and procedure(sentence):
+            # "when you add a dependency, pin the exact version": what to do whenever a
+            # situation comes up (revision 26), when the rules and the scorer make nothing
+            # of it, or a fact, who the person is or a promise; the person's own ("if I ask
+            # for a summary, ...") is how they want it
+            text = _FILLER.sub("", sentence.strip()).strip()
+            category = "preference" if _PROCEDURE_MINE.search(sentence) else "convention"
+            hit = (category, category, text, LEARNED)
         if decided(sentence) and not errand(sentence):
             if hit is None and len(sentence.split()) >= LEARNED_MIN_WORDS:
                 # "decidimos usar drizzle para la cola": a choice made, whatever else the
@@ -864,7 +872,15 @@ _QUESTION_START: Final = re.compile(
     r"(?:(should|shall|can|could|would|will|do|does|did|is|are|was|were|have|has|had|may|"
     r"might)\s+(i|you|we|they|it|he|she|there|this|that|anyone|someone)\b|"
     r"(?:what|why|how|where|which|who|whose|whom)(?:'s|'re)?\s+(?!(?:i|we)\s+(?:want|"
-    r"need|mean|said|told|decided|agreed)\b)\S)",
+    r"need|mean|said|told|decided|agreed)\b)\S|"
+    # revision 26: the question words of the other languages capture reads that ask and
+    # do nothing else ("wie viel kostet ...", "cuánto cuesta ...", "kolik stojí ..."); not
+    # those that also join a clause ("cuando", "wanneer", "quando", "perché") or say where
+    # ("wo ich wohne, ...", "où", "onde", "dove", "kde", "gdzie")
+    r"(?:wie ?viele?|warum|wieso|weshalb|wann|combien|pourquoi|est-ce que|qu'est-ce|"
+    r"cuánt[oa]s?|dónde|cuándo|qué|quién(?:es)?|cómo|por qué|cuál(?:es)?|"
+    r"quant[oa]s? (?:custa|costa|cuesta)|quem|porquê|quanti|quante|come mai|hoeveel|"
+    r"waarom|kolik|proč|kdo|ile|dlaczego|kto)\s+\S)",
     re.I,
 )
 _REMEMBER_ASK: Final = re.compile(
@@ -950,6 +966,8 @@ def not_a_statement(sentence: str) -> bool:
     s = sentence.strip()
     if s.endswith(":") or _REMINISCING.match(s):
         return True  # a lead-in to what follows; "I remember when ..." is not a request
+    if procedure(s):
+        return False  # "whenever someone asks for a refund, forward it to accounts"
     if _REACTION.fullmatch(s):
         return True  # "looks good to me", "works for me": a word on what was just done
     conditional = _IF_THEN.match(s)
@@ -2133,6 +2151,220 @@ def errand(sentence: str) -> bool:
     )
 
 
+def procedure(sentence: str) -> bool:
+    """What to do whenever a situation comes up (revision 26): "when/whenever/if/each time/
+    every time/before/after <a situation>, <what to do>" (or a colon for the comma: "before
+    you merge anything to main: run the e2e suite"), the step said in the imperative ("if a
+    test is flaky, mark it and open a ticket"), the situation not the work at hand ("if it
+    compiles, ...", "when you're done, ...", "if you have time, ...") and the step not just
+    that work ("..., merge it") nor telling the person ("..., tell me")."""
+    m = _PROCEDURE.match(_FILLER.sub("", sentence.strip()))
+    if m is None or _AT_HAND.match(m.group("when")):
+        return False
+    if not m.group("always") and _JUST_THAT.match(m.group("do")):
+        return False  # "whenever someone asks for a refund, forward it to accounts" stands
+    verb, after = m.group("verb"), m.group("after")
+    return (
+        (verb.islower() or m.group("sep") == ":")  # a name ("..., Priya decides") is none
+        and verb.casefold() not in _NOT_A_STEP
+        and not verb.casefold().endswith(("ing", "ed", "ly"))
+        and (after is None or after.casefold() not in _SUBJECT_OF)
+    )
+
+
+#: "when/whenever/if/each time/every time/before/after <situation>, (then) (please/just/
+#: always/never/first/don't) <verb> <word> ...".
+_PROCEDURE: Final = re.compile(
+    r"^(?:(?P<always>whenever|each time|every time|any ?time)|when|if|before|after)\s+"
+    r"(?P<when>[^,;:.!?]{3,100})(?P<sep>[,:])\s*"
+    r"(?:then\s+)?(?P<do>(?:(?:please|pls|just|always|never|first|don'?t|do not)\s+)*"
+    r"(?P<verb>[A-Za-z]+)\b(?:\s+(?P<after>[\w']+))?.*)$",
+    re.I,
+)
+#: A word that does not start a step: "if the cache is cold, everything is slow", "...,
+#: the build fails", "..., it's fine".
+_NOT_A_STEP: Final = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "it's",
+        "i",
+        "i'm",
+        "we",
+        "we're",
+        "you",
+        "you're",
+        "they",
+        "they're",
+        "he",
+        "she",
+        "there",
+        "there's",
+        "here",
+        "my",
+        "our",
+        "your",
+        "his",
+        "her",
+        "their",
+        "me",
+        "us",
+        "them",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "must",
+        "may",
+        "might",
+        "shall",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "doesn't",
+        "don't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "won't",
+        "can't",
+        "couldn't",
+        "shouldn't",
+        "hasn't",
+        "haven't",
+        "not",
+        "no",
+        "so",
+        "then",
+        "and",
+        "but",
+        "or",
+        "nothing",
+        "everything",
+        "something",
+        "anything",
+        "all",
+        "both",
+        "each",
+        "every",
+        "someone",
+        "somebody",
+        "anyone",
+        "anybody",
+        "everyone",
+        "everybody",
+        "nobody",
+        "none",
+        "one",
+        "some",
+        "any",
+        "many",
+        "few",
+        "most",
+        "several",
+        "only",
+        "also",
+        "even",
+        "too",
+        "because",
+        "since",
+        "although",
+        "though",
+        "while",
+        "as",
+        "like",
+        "which",
+        "who",
+        "whose",
+        "where",
+        "what",
+        "why",
+        "how",
+        "yes",
+    ]
+)
+#: A second word that shows the first is the subject of a statement: "..., tests are
+#: skipped", "..., staging will page us".
+_SUBJECT_OF: Final = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "must",
+        "may",
+        "might",
+        "has",
+        "have",
+        "had",
+        "does",
+        "did",
+        "doesn't",
+        "don't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "won't",
+        "can't",
+        "couldn't",
+        "shouldn't",
+        "hasn't",
+        "haven't",
+    ]
+)
+#: ... a situation that is the work at hand: what was just done or said, the agent being
+#: done, having time, "if you can".
+_AT_HAND: Final = re.compile(
+    r"(?:it|it's|its|that|that's|this|these|those|they|they're|so|done|ready|needed|"
+    r"necessary|possible|everything|all (?:is|that|of it)|you(?:'re| are) (?:done|finished|"
+    r"ready|back|there)|you(?:'ve| have)? (?:finished|done|got|time)|you (?:can|could|want|"
+    r"like|have time|get a chance|finish)|you get (?:to it|a chance|there)|"
+    r"(?:[A-Z][a-z]+) (?:replies|answers|calls|writes|gets back|confirms|says))\b",
+    re.I,
+)
+#: ... and a step that is only that work ("..., merge it", "..., push it to staging"),
+#: telling the person ("if the build fails, just tell me and stop") or what to do together
+#: now ("after lunch, let's look at the API").
+_JUST_THAT: Final = re.compile(
+    r"^(?:(?:please|pls|just|then)\s+)*(?:[a-z]+\s+(?:it|that|this|them)\b"
+    r"(?:\s+(?:now|then|too|as well|for me|please|(?:to|on|in|into) [\w-]+))?\W*$|"
+    r"(?:tell|ask) me\b|let me know\b|let'?s\b|let us\b)",
+    re.I,
+)
+#: The finds a procedure's reading replaces (a step is none of these); any other stays as
+#: the rules and the scorer found it: a tool usage ("if you need to refresh the fixtures,
+#: just run docker compose up -d"), a fix told in words, a decision, a correction.
+_NOT_A_PROCEDURE: Final = frozenset(["fact", "identity", "commitment"])
+#: A procedure of the person's own ("if I ask for a summary, give me bullet points").
+_PROCEDURE_MINE: Final = re.compile(r"\b(?:i|i'm|i've|me|my)\b", re.I)
+
+
 #: What a sentence may name before the errand it asks for: one to five words, a comma.
 _TOPIC_LEAD: Final = re.compile(r"[^\W\d_][^,.!?;:\n]{0,39}?,\s+")
 #: ... unless those words say something (a subject, a verb of being, doing or having, a
@@ -2254,8 +2486,8 @@ def _reports_malfunction(text: str) -> bool:
     startup", "reset mails never arrive") and nothing that stands beside it ("..., so
     always warm it first"): the words of the failure itself ("never arrives", "is so slow")
     and a time it started from are not read as a rule or a reason."""
-    if _MALFUNCTION.search(text) is None:
-        return False
+    if _MALFUNCTION.search(text) is None or procedure(text):
+        return False  # "if the deploy fails, roll back first": what to do when it does
     return _STANDS.search(_MALFUNCTION.sub(" ", _SINCE_THEN.sub(" ", text))) is None
 
 

@@ -1245,6 +1245,54 @@ def test_a_report_of_what_is_wrong_today_is_not_kept(said: str, kept: bool) -> N
 
 
 @pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 26: what to do whenever a situation comes up
+        ("when you add a dependency, pin the exact version", "convention"),
+        ("if the deploy fails, roll back first and then look at the logs", "convention"),
+        ("if a test is flaky, mark it and open a ticket", "convention"),
+        ("whenever a migration touches the orders table, ping Priya before merging", "convention"),
+        ("before you merge anything to main: run the e2e suite", "convention"),
+        ("whenever someone asks for a refund over 200 euros, forward it to accounts", "convention"),
+        ("if I ask for a summary, give me bullet points", "preference"),
+        # ... what the rules read otherwise stays theirs
+        ("if you need to refresh the fixtures, just run `docker compose up -d`", "tool"),
+        # ... and the work at hand is no procedure
+        ("if the tests pass, merge it", None),
+        ("when you're done, push it to staging", None),
+        ("if that works, deploy to staging", None),
+        ("if the build fails, just tell me and stop", None),
+        ("after lunch, let's look at the parser together", None),
+        ("if the cache is cold, everything is slow for a minute", None),
+    ],
+)
+def test_a_procedure_is_a_convention(said: str, category: str | None) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == ([category] if category else []), found
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # revision 26: a question without its mark, in the languages capture reads
+        "wie viel kostet ein Ticket nach Brünn",
+        "cuánto cuesta un billete a Sevilla",
+        "combien coûte un billet pour Lyon",
+        "hoeveel kost een kaartje naar Gent",
+        "kolik stojí jízdenka do Brna",
+        "ile kosztuje bilet do Krakowa",
+    ],
+)
+def test_a_question_without_its_mark_is_not_kept(said: str) -> None:
+    assert not_a_statement(said)
+
+
+def test_a_word_that_asks_and_also_says_where_is_read_as_a_statement() -> None:
+    assert not not_a_statement("wo ich wohne gibt es kein Glasfaser, nur DSL")
+    assert not not_a_statement("cuando falle el build, reinícialo una vez")
+
+
+@pytest.mark.parametrize(
     ("said", "kept"),
     [
         # revision 26: the thing to work on named first, then the errand
