@@ -14,7 +14,7 @@ own complaints and advice about something else are never lessons.
 Confidence (seed 000 section 4.2): an explicit statement 0.9, a correction
 seen before (in this session or as an earlier candidate) 0.8, an error-fix
 pair 0.7, an implicit preference 0.5, a single correction 0.4. At most
-``MAX_PER_TURN`` detections per turn.
+``MAX_PER_TURN`` detections per turn, the surest.
 
 What is *not* a user statement: the assistant's words (what it proposed),
 tool results and fetched pages (untrusted: they never become a memory;
@@ -274,8 +274,12 @@ class Detector:
                 d = self._answered(short, asked, turn)
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
-            if len(found) == MAX_PER_TURN:
-                break
+        if len(found) > MAX_PER_TURN:
+            # the surest MAX_PER_TURN, in the order said (revision 26: not the first ones,
+            # which dropped "I'm going to demo it on Friday" at 0.9 after three finds the
+            # scorer made at 0.7)
+            surest = sorted(found, key=lambda d: -d.confidence)[:MAX_PER_TURN]
+            found = [d for d in found if d in surest]
         # The secret filter: a turn that holds a secret yields nothing at all (it
         # is scanned only when a rule fired: the answer is the same, and cheaper).
         if found and scan_secrets(turn.text):
@@ -322,11 +326,16 @@ class Detector:
             self.counts["vetoed"] += 1
             return None
         hit = hit or _in_a_clause(sentence)
-        if (hit is None or hit[3] < LEARNED or hit[0] in _NOT_A_PROCEDURE) and procedure(sentence):
+        unsure = hit is None or hit[3] < LEARNED
+        if ((unsure or hit[0] in _NOT_A_PROCEDURE) and procedure(sentence)) or (
+            unsure and normative(sentence)
+        ):
             # "when you add a dependency, pin the exact version": what to do whenever a
-            # situation comes up (revision 26), when the rules and the scorer make nothing
-            # of it, or a fact, who the person is or a promise; the person's own ("if I ask
-            # for a summary, ...") is how they want it
+            # situation comes up, when the rules and the scorer make nothing of it, or a
+            # fact, who the person is or a promise; "prefer composition over inheritance",
+            # "each component must have a story": how things are to be done, when they
+            # make nothing of it (revision 26); the person's own ("if I ask for a summary,
+            # ...") is how they want it
             text = _FILLER.sub("", sentence.strip()).strip()
             category = "preference" if _PROCEDURE_MINE.search(sentence) else "convention"
             hit = (category, category, text, LEARNED)
@@ -2170,6 +2179,64 @@ def procedure(sentence: str) -> bool:
         and not verb.casefold().endswith(("ing", "ed", "ly"))
         and (after is None or after.casefold() not in _SUBJECT_OF)
     )
+
+
+def normative(sentence: str) -> bool:
+    """How things are to be done, said as a rule (revision 26): a verb of policy in the
+    imperative ("prefer composition over inheritance", "avoid global state in the
+    scheduler", "default to British spelling", "treat warnings as errors"), "make sure" with
+    every, each, all, always or a time it holds ("make sure you run the linter before
+    committing"), "it's important/essential/crucial that/to ...", "the rule (here) is ...",
+    "house rule: ...", "use X for" things in the plural ("use kebab-case for file names"),
+    or what a kind of thing must or should do ("each component must have a story", "log
+    lines must not contain personal data")."""
+    s = _FILLER.sub("", sentence.strip())
+    if _ONE_OFF_TIME.search(s):
+        return False  # "avoid the M25 today", "the kids should be home by six"
+    m = _NORMATIVE.match(s)
+    if m is not None:
+        # "stick with the current wording", "prefer the second draft": one thing chosen,
+        # unless what follows says it holds for all ("stick to the style guide for all
+        # press releases")
+        return m.group("the") is None or _ALL_OF.search(s, m.end()) is not None
+    return _MUST_DO.match(s) is not None
+
+
+_NORMATIVE: Final = re.compile(
+    r"^(?:please\s+|pls\s+)?(?:"
+    r"(?:prefer|avoid|favou?r|default to|stick (?:to|with)|treat|steer clear of|"
+    r"stay away from)\s+(?!(?:it|them|him|her|me|us|yourself|myself|ourselves)\b)"
+    r"(?P<the>(?:the|this|that|these|those|my|your|his|her|our|their)\s+)?\w|"
+    r"(?:make sure|ensure|be sure)\b[^.!?]*\b(?:every|each|all|always|any time|whenever|"
+    r"(?:before|after) (?:\w+ing|you \w+|we \w+))\b|"
+    r"it'?s\s+(?:really\s+|very\s+|super\s+)?(?:important|essential|crucial|critical|vital|"
+    r"key|mandatory|required)\s+(?:that|to)\s+\w|"
+    r"(?:the|our|a|house|team|golden|general|one)\s+rule\s*(?:here\s+|of thumb\s+)?"
+    r"(?:is\b|:)\s*\w|"
+    r"use\s+[\w.-]+(?:\s+[\w.-]+)?\s+for\s+(?:all\s+|every\s+|each\s+|any\s+)?"
+    r"(?!(?:the|this|that|these|those|it|my|your|now|today|tonight|me)\b)"
+    r"(?:[a-z][\w-]*\s+)?[a-z][\w-]*s\b)",
+    re.I,
+)
+#: A time that makes what is to be done a piece of today's work.
+_ONE_OFF_TIME: Final = re.compile(
+    r"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week|time|one)|"
+    r"right now|for now|now|(?:by|at|before|after|until) (?:\d|noon|midnight|lunch|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\w*)\b",
+    re.I,
+)
+#: ... and what says a thing chosen holds for all of its kind.
+_ALL_OF: Final = re.compile(r"\b(?:all|every|each|any|always|never|whenever)\b", re.I)
+#: "<a kind of thing> must/should/has to/must not/... <verb>": every/each/all/any/no and
+#: a noun, or a noun in the plural (after at most one word): "log lines must not ...".
+_MUST_DO: Final = re.compile(
+    r"^(?:(?:every|each|all|any|no)\s+[\w-]+(?:\s+[\w-]+)?|"
+    r"(?:(?!(?:the|this|that|these|those|my|your|his|her|their)\b)[a-z][\w-]*\s+)?"
+    r"(?!(?:this|is|was|has|does|us|yes|its|his|hers|ours|yours|theirs)\b)[a-z][\w-]*s)\s+"
+    r"(?:must|should|shall|needs? to|ha(?:ve|s) to|must not|mustn't|should not|shouldn't|"
+    r"may not|cannot|can't|are to|is to)\s+(?:always\s+|never\s+|not\s+)?\w",
+    re.I,
+)
 
 
 #: "when/whenever/if/each time/every time/before/after <situation>, (then) (please/just/

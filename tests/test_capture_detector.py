@@ -1271,6 +1271,50 @@ def test_a_procedure_is_a_convention(said: str, category: str | None) -> None:
     assert [d.category for d in found] == ([category] if category else []), found
 
 
+def test_a_turn_keeps_its_surest_three_in_the_order_said() -> None:
+    # revision 26: five finds, a promise among them at 0.9 and said last: it is kept, with
+    # the first two of the others (the order said), not cut off after the first three
+    said = (
+        "bakery ordering app: the bakers want to mark a loaf as sold out instead of hiding "
+        "it, so regulars can see it. the shop runs Flutter with Firebase behind it. Sold-out "
+        "loaves should stay on the menu but greyed out. avoid pop-ups in the ordering flow. "
+        "I'm going to show it to the owner on Thursday, so it needs to work on iPads by then."
+    )
+    found = detect(_turns(("U", said)))
+    assert len(found) == MAX_PER_TURN == 3
+    assert found[-1].category == "commitment" and found[-1].confidence == 0.9
+    assert "Flutter" in found[1].text and "loaf" in found[0].text
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 26: how things are to be done, said as a rule
+        ("prefer composition over inheritance in this codebase", True),
+        ("avoid global state in the scheduler module", True),
+        ("treat warnings as errors in the CI build", True),
+        ("make sure you run the linter before committing", True),
+        ("it's important that migrations are reversible", True),
+        ("the rule here is one feature per pull request", True),
+        ("use kebab-case for file names", True),
+        ("each component must have a storybook story", True),
+        ("log lines must not contain personal data", True),
+        ("stick to the house style guide for all press releases", True),
+        # ... not one thing chosen, nor what is due at a time
+        ("avoid the M25 today, there's a crash near junction 10", False),
+        ("make sure you send it before 5", False),
+        ("prefer the second draft, honestly", False),
+        ("treat yourself, you earned it", False),
+        ("stick with the current wording for now", False),
+        ("the kids should be home by six", False),
+        ("this page should load faster", False),
+    ],
+)
+def test_a_rule_said_as_one_is_a_convention(said: str, kept: bool) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == (["convention"] if kept else []), found
+
+
 @pytest.mark.parametrize(
     "said",
     [
