@@ -327,7 +327,7 @@ class Detector:
             return None
         hit = hit or _in_a_clause(sentence)
         unsure = hit is None or hit[3] < LEARNED
-        if ((unsure or hit[0] in _NOT_A_PROCEDURE) and procedure(sentence)) or (
+        if ((hit is None or unsure or hit[0] in _NOT_A_PROCEDURE) and procedure(sentence)) or (
             unsure and normative(sentence)
         ):
             # "when you add a dependency, pin the exact version": what to do whenever a
