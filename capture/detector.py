@@ -339,6 +339,11 @@ class Detector:
             text = _FILLER.sub("", sentence.strip()).strip()
             category = "preference" if _PROCEDURE_MINE.search(sentence) else "convention"
             hit = (category, category, text, LEARNED)
+        if (hit is None or hit[3] < LEARNED or hit[0] in _MANNER_OVER) and manner(sentence):
+            # "please be concise", "skip the pleasantries", "talk to me like a senior
+            # engineer": how the person wants the agent to answer them (revision 26)
+            text = _FILLER.sub("", sentence.strip()).strip()
+            hit = ("preference", "preference", text, LEARNED)
         if decided(sentence) and not errand(sentence):
             if hit is None and len(sentence.split()) >= LEARNED_MIN_WORDS:
                 # "decidimos usar drizzle para la cola": a choice made, whatever else the
@@ -2179,6 +2184,35 @@ def procedure(sentence: str) -> bool:
         and not verb.casefold().endswith(("ing", "ed", "ly"))
         and (after is None or after.casefold() not in _SUBJECT_OF)
     )
+
+
+def manner(sentence: str) -> bool:
+    """How the person wants the agent to answer them, said to it (revision 26): "(please)
+    be/stay concise, brief, direct, ...", "skip/drop/cut the pleasantries, preamble, ...",
+    "talk/speak/write/explain things to me like/as if ...", "give/show me X first, Y after",
+    "no need to apologise/thank me/repeat ..."; never with today's time."""
+    s = _FILLER.sub("", sentence.strip())
+    return _MANNER.match(s) is not None and _ONE_OFF_TIME.search(s) is None
+
+
+_MANNER: Final = re.compile(
+    r"^(?:please\s+|pls\s+|just\s+)?(?:"
+    r"(?:be|stay)\s+(?:more\s+|very\s+|really\s+|a bit more\s+)?(?:concise|brief|short|"
+    r"direct|terse|honest|blunt|succinct|straightforward|to the point|formal|informal|casual|"
+    r"friendly|polite|critical|precise)\b|"
+    r"(?:skip|drop|cut|leave out|spare me)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+)?"
+    r"(?:pleasantries|small talk|preamble|intros?|introductions|fluff|filler|apologies|"
+    r"disclaimers|caveats|chit-?chat|compliments|praise|flattery|recaps?|summaries)\b|"
+    r"(?:talk|speak|write|explain things|answer|reply)\s+(?:to me\s+)?(?:like|as if|as though|"
+    r"as you would)\b|"
+    r"(?:give|show|send|tell)\s+me\s+[^,.;]{1,40}\bfirst\b[^.;]*\b(?:after|afterwards|then|"
+    r"later|below|second)\b|"
+    r"no need to (?:apologi[sz]e|thank me|repeat|restate|summari[sz]e|ask (?:me )?for "
+    r"permission|explain (?:the basics|basics)|be polite|sugarcoat))",
+    re.I,
+)
+#: The finds "manner" reads as the person's own way of being answered.
+_MANNER_OVER: Final = frozenset(["convention", "fact", "correction", "decision"])
 
 
 def normative(sentence: str) -> bool:

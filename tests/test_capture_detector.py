@@ -1271,6 +1271,26 @@ def test_a_procedure_is_a_convention(said: str, category: str | None) -> None:
     assert [d.category for d in found] == ([category] if category else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 26: how the person wants to be answered, said to the agent
+        ("please be concise", True),
+        ("skip the pleasantries", True),
+        ("talk to me like a senior engineer", True),
+        ("give me the code first, the explanation after", True),
+        ("no need to apologise all the time", True),
+        # ... not a piece of today's work that looks alike
+        ("be careful with the migration tonight", False),
+        ("skip the first two rows of the CSV", False),
+        ("talk to Priya about the invoice", False),
+    ],
+)
+def test_how_to_answer_the_person_is_a_preference(said: str, kept: bool) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == (["preference"] if kept else []), found
+
+
 def test_a_turn_keeps_its_surest_three_in_the_order_said() -> None:
     # revision 26: five finds, a promise among them at 0.9 and said last: it is kept, with
     # the first two of the others (the order said), not cut off after the first three
