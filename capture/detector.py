@@ -339,6 +339,11 @@ class Detector:
             text = _FILLER.sub("", sentence.strip()).strip()
             category = "preference" if _PROCEDURE_MINE.search(sentence) else "convention"
             hit = (category, category, text, LEARNED)
+        if (hit is None or hit[3] < LEARNED or hit[0] in _TOOLED_OVER) and tooled(sentence):
+            # "we lint with ruff", "migrations run through alembic", "the docs are built
+            # with mkdocs": which tool does a piece of the work (revision 26)
+            text = _FILLER.sub("", sentence.strip()).strip()
+            hit = ("tool", "tool", text, LEARNED)
         if (hit is None or hit[3] < LEARNED or hit[0] in _MANNER_OVER) and manner(sentence):
             # "please be concise", "skip the pleasantries", "talk to me like a senior
             # engineer": how the person wants the agent to answer them (revision 26)
@@ -2184,6 +2189,57 @@ def procedure(sentence: str) -> bool:
         and not verb.casefold().endswith(("ing", "ed", "ly"))
         and (after is None or after.casefold() not in _SUBJECT_OF)
     )
+
+
+def tooled(sentence: str) -> bool:
+    """Which tool does a piece of the work (revision 26): "we/I (always) <lint, format,
+    test, build, ...> (X) with, using, via or through <a tool>", "<builds, tests,
+    migrations, ...> run, go, are run or happen through, with, via or in <a tool>",
+    "<X> is/are built, tested, linted, ... with, using or by <a tool>". The tool is one to
+    three words with no article, no pronoun and no word of manner ("with care"), and not
+    today's time."""
+    s = _FILLER.sub("", sentence.strip())
+    m = _TOOLED.match(s)
+    if m is None or _ONE_OFF_TIME.search(s):
+        return False
+    return _NOT_A_TOOL.match(m.group("tool")) is None
+
+
+_WORK_VERB: Final = (
+    r"(?:lint|format|test|build|deploy|release|ship|publish|package|bundle|compile|"
+    r"type-?check|typecheck|profile|benchmark|migrate|manage|provision|run|serve|"
+    r"generate|document|install|version|tag|containeri[sz]e|orchestrate|schedule)"
+)
+_WORK_NOUN: Final = (
+    r"(?:builds?|tests?|unit tests|e2e tests|integration tests|migrations?|deploys?|"
+    r"deployments?|releases?|linting|formatting|type ?checks?|packaging|bundling|ci|"
+    r"benchmarks?|docs|the docs|documentation|dependencies|deps|infra|infrastructure|"
+    r"secrets|containers|cron jobs|jobs|backups)"
+)
+_TOOLED: Final = re.compile(
+    r"^(?:(?:we|i)\s+(?:always\s+|usually\s+|only\s+)?"
+    + _WORK_VERB
+    + r"\w*(?:\s+[\w-]+){0,3}?\s+(?:with|using|via|through)\s+|"
+    r"(?:(?:the|our|all)\s+)?"
+    + _WORK_NOUN
+    + r"\s+(?:(?:are|is)\s+)?(?:run|runs|go|goes|happen|happens|done|handled|managed)\s+"
+    r"(?:through|with|via|in|by)\s+|"
+    r"(?:(?:the|our|all)\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|gets?)\s+"
+    r"(?:linted|formatted|tested|deployed|released|shipped|published|packaged|"
+    r"bundled|compiled|type-?checked|profiled|benchmarked|migrated|managed|provisioned|"
+    r"run|served|generated|documented|installed|versioned|tagged|containeri[sz]ed|"
+    r"orchestrated|scheduled)\s+(?:with|using|by|via|through)\s+)"
+    r"(?P<tool>[\w.@/-]+(?:\s+[\w.@/-]+){0,2})\s*[.!]?$",
+    re.I,
+)
+#: ... what is no tool: an article or a pronoun first, or a word of manner or company.
+_NOT_A_TOOL: Final = re.compile(
+    r"(?:the|a|an|this|that|these|those|my|your|our|their|his|her|it|them|me|us|care|"
+    r"caution|love|help|patience|friends|colleagues|others|everyone|people|hand)\b",
+    re.I,
+)
+#: The finds "tooled" reads as a tool usage.
+_TOOLED_OVER: Final = frozenset(["convention", "decision", "fact"])
 
 
 def manner(sentence: str) -> bool:

@@ -1291,6 +1291,26 @@ def test_how_to_answer_the_person_is_a_preference(said: str, kept: bool) -> None
     assert [d.category for d in found] == (["preference"] if kept else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 26: which tool does a piece of the work
+        ("we lint with ruff", "tool"),
+        ("migrations run through alembic", "tool"),
+        ("builds go through bazel", "tool"),
+        ("we manage python versions with pyenv", "tool"),
+        ("the frontend is deployed with netlify", "tool"),
+        # ... not the people or the way it was done, nor a framework something is built with
+        ("we deployed it with the team watching", "no tool"),
+        ("we tested it with Priya this morning", "no tool"),
+        ("the mobile apps are built with Flutter", "no tool"),
+    ],
+)
+def test_which_tool_does_the_work_is_a_tool_usage(said: str, category: str) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == [category] if category == "tool" else "tool" not in found, found
+
+
 def test_a_turn_keeps_its_surest_three_in_the_order_said() -> None:
     # revision 26: five finds, a promise among them at 0.9 and said last: it is kept, with
     # the first two of the others (the order said), not cut off after the first three
