@@ -2170,6 +2170,13 @@ def errand(sentence: str) -> bool:
     )
 
 
+@lru_cache(maxsize=512)
+def _unfilled(sentence: str) -> str:
+    """``sentence`` without the words a typed or dictated turn starts with (``_FILLER``):
+    what the readers of revision 26 look at, once per sentence."""
+    return _FILLER.sub("", sentence.strip())
+
+
 def procedure(sentence: str) -> bool:
     """What to do whenever a situation comes up (revision 26): "when/whenever/if/each time/
     every time/before/after <a situation>, <what to do>" (or a colon for the comma: "before
@@ -2177,7 +2184,7 @@ def procedure(sentence: str) -> bool:
     test is flaky, mark it and open a ticket"), the situation not the work at hand ("if it
     compiles, ...", "when you're done, ...", "if you have time, ...") and the step not just
     that work ("..., merge it") nor telling the person ("..., tell me")."""
-    m = _PROCEDURE.match(_FILLER.sub("", sentence.strip()))
+    m = _PROCEDURE.match(_unfilled(sentence))
     if m is None or _AT_HAND.match(m.group("when")):
         return False
     if not m.group("always") and _JUST_THAT.match(m.group("do")):
@@ -2198,7 +2205,7 @@ def tooled(sentence: str) -> bool:
     "<X> is/are built, tested, linted, ... with, using or by <a tool>". The tool is one to
     three words with no article, no pronoun and no word of manner ("with care"), and not
     today's time."""
-    s = _FILLER.sub("", sentence.strip())
+    s = _unfilled(sentence)
     m = _TOOLED.match(s)
     if m is None or _ONE_OFF_TIME.search(s):
         return False
@@ -2247,7 +2254,7 @@ def manner(sentence: str) -> bool:
     be/stay concise, brief, direct, ...", "skip/drop/cut the pleasantries, preamble, ...",
     "talk/speak/write/explain things to me like/as if ...", "give/show me X first, Y after",
     "no need to apologise/thank me/repeat ..."; never with today's time."""
-    s = _FILLER.sub("", sentence.strip())
+    s = _unfilled(sentence)
     return _MANNER.match(s) is not None and _ONE_OFF_TIME.search(s) is None
 
 
@@ -2280,7 +2287,7 @@ def normative(sentence: str) -> bool:
     "house rule: ...", "use X for" things in the plural ("use kebab-case for file names"),
     or what a kind of thing must or should do ("each component must have a story", "log
     lines must not contain personal data")."""
-    s = _FILLER.sub("", sentence.strip())
+    s = _unfilled(sentence)
     if _ONE_OFF_TIME.search(s):
         return False  # "avoid the M25 today", "the kids should be home by six"
     m = _NORMATIVE.match(s)
