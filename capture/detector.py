@@ -326,29 +326,7 @@ class Detector:
             self.counts["vetoed"] += 1
             return None
         hit = hit or _in_a_clause(sentence)
-        unsure = hit is None or hit[3] < LEARNED
-        if ((hit is None or unsure or hit[0] in _NOT_A_PROCEDURE) and procedure(sentence)) or (
-            unsure and normative(sentence)
-        ):
-            # "when you add a dependency, pin the exact version": what to do whenever a
-            # situation comes up, when the rules and the scorer make nothing of it, or a
-            # fact, who the person is or a promise; "prefer composition over inheritance",
-            # "each component must have a story": how things are to be done, when they
-            # make nothing of it (revision 26); the person's own ("if I ask for a summary,
-            # ...") is how they want it
-            text = _FILLER.sub("", sentence.strip()).strip()
-            category = "preference" if _PROCEDURE_MINE.search(sentence) else "convention"
-            hit = (category, category, text, LEARNED)
-        if (hit is None or hit[3] < LEARNED or hit[0] in _TOOLED_OVER) and tooled(sentence):
-            # "we lint with ruff", "migrations run through alembic", "the docs are built
-            # with mkdocs": which tool does a piece of the work (revision 26)
-            text = _FILLER.sub("", sentence.strip()).strip()
-            hit = ("tool", "tool", text, LEARNED)
-        if (hit is None or hit[3] < LEARNED or hit[0] in _MANNER_OVER) and manner(sentence):
-            # "please be concise", "skip the pleasantries", "talk to me like a senior
-            # engineer": how the person wants the agent to answer them (revision 26)
-            text = _FILLER.sub("", sentence.strip()).strip()
-            hit = ("preference", "preference", text, LEARNED)
+        hit = _by_form(sentence, hit)
         if decided(sentence) and not errand(sentence):
             if hit is None and len(sentence.split()) >= LEARNED_MIN_WORDS:
                 # "decidimos usar drizzle para la cola": a choice made, whatever else the
@@ -2170,6 +2148,23 @@ def errand(sentence: str) -> bool:
     )
 
 
+def _by_form(
+    sentence: str, hit: tuple[str, str, str, float] | None
+) -> tuple[str, str, str, float] | None:
+    """``hit`` read again by the forms of revision 26, in turn: a procedure ("when you add a
+    dependency, pin the exact version") and a rule said as one ("prefer composition over
+    inheritance") are conventions, the person's own ("if I ask for a summary, ...")
+    preferences; which tool does a piece of the work ("we lint with ruff") is a tool
+    usage; how the person wants to be answered ("please be concise") a preference. Each
+    form takes the place of no find, a candidate, or the finds it names (``_FORMS``)."""
+    for reader, replaces, category in _FORMS:
+        if (hit is None or hit[3] < LEARNED or hit[0] in replaces) and reader(sentence):
+            if category == "convention" and _PROCEDURE_MINE.search(sentence):
+                category = "preference"
+            hit = (category, category, _unfilled(sentence).strip(), LEARNED)
+    return hit
+
+
 @lru_cache(maxsize=512)
 def _unfilled(sentence: str) -> str:
     """``sentence`` without the words a typed or dictated turn starts with (``_FILLER``):
@@ -2498,6 +2493,17 @@ _JUST_THAT: Final = re.compile(
 _NOT_A_PROCEDURE: Final = frozenset(["fact", "identity", "commitment"])
 #: A procedure of the person's own ("if I ask for a summary, give me bullet points").
 _PROCEDURE_MINE: Final = re.compile(r"\b(?:i|i'm|i've|me|my)\b", re.I)
+
+
+#: The forms ``_by_form`` reads, each with the finds it replaces and what it keeps: a
+#: procedure replaces a fact, who the person is or a promise (a step is none of them); a
+#: rule said as one only no find or a candidate.
+_FORMS: Final = (
+    (procedure, _NOT_A_PROCEDURE, "convention"),
+    (normative, frozenset[str](), "convention"),
+    (tooled, _TOOLED_OVER, "tool"),
+    (manner, _MANNER_OVER, "preference"),
+)
 
 
 #: What a sentence may name before the errand it asks for: one to five words, a comma.
