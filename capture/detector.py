@@ -2197,9 +2197,10 @@ def tooled(sentence: str) -> bool:
     """Which tool does a piece of the work (revision 26): "we/I (always) <lint, format,
     test, build, ...> (X) with, using, via or through <a tool>", "<builds, tests,
     migrations, ...> run, go, are run or happen through, with, via or in <a tool>",
-    "<X> is/are built, tested, linted, ... with, using or by <a tool>". The tool is one to
-    three words with no article, no pronoun and no word of manner ("with care"), and not
-    today's time."""
+    "<X> is/are linted, tested, deployed, ... with, using or by <a tool>" (not "built
+    with": "the mobile apps are built with Flutter" is a fact). The tool is one to three
+    words with no article, no pronoun and no word of manner ("with care"), and not today's
+    time."""
     s = _unfilled(sentence)
     m = _TOOLED.match(s)
     if m is None or _ONE_OFF_TIME.search(s):
