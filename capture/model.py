@@ -12,7 +12,7 @@ What the model says passes the same gates as the rules' detections: only
 turns a person said are sent (no tool output, no web page, and no turn
 that holds a secret: the filter runs before anything leaves the machine);
 an answer naming another turn, an unknown category, an error-fix, or a
-text that holds a secret is dropped; at most MAX_PER_TURN per turn.
+text that holds a secret is dropped; at most MAX_PER_TURN per turn, the surest.
 """
 
 from __future__ import annotations
@@ -102,17 +102,17 @@ def _parse(answer: str, chunk: list[Turn]) -> list[Detection] | None:
         return None
     if not isinstance(items, list):
         return None
-    per_turn: dict[int, int] = {}
-    out = []
+    found: list[tuple[int, Detection]] = []
     for item in items:
         d = _detection(item, chunk)
-        if d is None:
-            continue
-        n = int(item["turn"])
-        if per_turn.get(n, 0) < MAX_PER_TURN:
-            per_turn[n] = per_turn.get(n, 0) + 1
-            out.append(d)
-    return out
+        if d is not None:
+            found.append((int(item["turn"]), d))
+    # at most MAX_PER_TURN a turn: its surest, in the order given (as the rules keep theirs)
+    kept: set[int] = set()
+    for n in {n for n, _ in found}:
+        mine = [(i, d) for i, (m, d) in enumerate(found) if m == n]
+        kept.update(i for i, _ in sorted(mine, key=lambda p: -p[1].confidence)[:MAX_PER_TURN])
+    return [d for i, (_, d) in enumerate(found) if i in kept]
 
 
 def _detection(item: Any, chunk: list[Turn]) -> Detection | None:

@@ -144,6 +144,17 @@ def test_capture_with_a_model_keeps_the_rules_error_fix_pairs(
     assert report.captured[1]["text"].endswith("fixed by `docker compose up -d postgres`")
 
 
+def test_a_turn_keeps_the_surest_three_a_model_names(canned: type[Canned]) -> None:
+    # revision 26: as the rules keep theirs, the surest three, in the order given
+    canned.answer = [
+        {"turn": 0, "category": "preference", "text": f"Likes tea {n}", "confidence": c}
+        for n, c in enumerate([0.6, 0.7, 0.5, 0.95])
+    ]
+    result = extract(_turns(), "canned-test")
+    assert result.detections is not None
+    assert ["Likes tea 0", "Likes tea 1", "Likes tea 3"] == [d.text for d in result.detections]
+
+
 def test_a_fenced_or_broken_answer(canned: type[Canned]) -> None:
     canned.answer = '```json\n[{"turn": 0, "category": "preference", "text": "Likes tea"}]\n```'
     result = extract(_turns(), "canned-test")
