@@ -2180,7 +2180,9 @@ def procedure(sentence: str) -> bool:
     compiles, ...", "when you're done, ...", "if you have time, ...") and the step not just
     that work ("..., merge it") nor telling the person ("..., tell me")."""
     m = _PROCEDURE.match(_unfilled(sentence))
-    if m is None or _AT_HAND.match(m.group("when")):
+    if m is None:
+        return _procedure_elsewhere(sentence)
+    if _AT_HAND.match(m.group("when")):
         return False
     if not m.group("always") and _JUST_THAT.match(m.group("do")):
         return False  # "whenever someone asks for a refund, forward it to accounts" stands
@@ -2191,6 +2193,243 @@ def procedure(sentence: str) -> bool:
         and not verb.casefold().endswith(("ing", "ed", "ly"))
         and (after is None or after.casefold() not in _SUBJECT_OF)
     )
+
+
+def _procedure_elsewhere(sentence: str) -> bool:
+    """A procedure in German, French, Spanish, Portuguese, Italian or Dutch (revision 26):
+    "wenn/cuando/quand/quando/se/als ... <situation>, <step>", the step's first word lower
+    case and not an article, a pronoun, an auxiliary or a common verb of a statement
+    ("si llueve, el partido se cancela", "wenn es regnet, fällt das Training aus"); in German
+    not a verb in -t either (a statement puts its verb first after such a clause)."""
+    m = _PROCEDURE_ELSEWHERE.match(sentence.strip())
+    if m is None or _AT_HAND_ELSEWHERE.match(m.group("when")):
+        return False
+    step = m.group("step")
+    if not step.islower() or step.casefold() in _NOT_A_STEP_ELSEWHERE:
+        return False
+    if _TELL_ME_ELSEWHERE.match(step):
+        return False  # "cuando termines, avísame": telling the person
+    german = m.group("lead").casefold() in _GERMAN_LEADS
+    return not (german and step.endswith("t"))
+
+
+_PROCEDURE_ELSEWHERE: Final = re.compile(
+    r"^(?P<lead>immer wenn|jedes mal wenn|wenn|sobald|falls|bevor|nachdem|"
+    r"à chaque fois que|chaque fois que|quand|lorsque|si|avant de|après|"
+    r"siempre que|cada vez que|cuando|antes de|después de|"
+    r"sempre que|depois de|ogni volta che|quando|se|prima di|dopo|"
+    r"telkens als|elke keer als|wanneer|zodra|als|voordat|nadat)\s+"
+    r"(?P<when>[^,;:.!?]{3,100})[,:]\s*"
+    r"(?:(?:bitte|dann|immer|nie|por favor|entonces|siempre|nunca|s'il te plaît|alors|"
+    r"toujours|jamais|per favore|allora|sempre|mai|então|alsjeblieft|dan|altijd|nooit)\s+)*"
+    r"(?P<step>[^\W\d_][\w'’-]*)",
+    re.I,
+)
+#: A step that only tells the person ("avísame", "sag mir Bescheid", "préviens-moi").
+_TELL_ME_ELSEWHERE: Final = re.compile(
+    r"(?:avísame|avisame|dime|dímelo|sag|gib mir|dis-moi|préviens-moi|previens-moi|"
+    r"dimmi|avvisami|fammi|avisa-me|diz-me|laat|zeg)\b",
+    re.I,
+)
+_GERMAN_LEADS: Final = frozenset(
+    ["immer wenn", "jedes mal wenn", "wenn", "sobald", "falls", "bevor", "nachdem"]
+)
+#: ... the work at hand: it, that, done, time, in these languages.
+_AT_HAND_ELSEWHERE: Final = re.compile(
+    r"(?:es|das|fertig|du fertig|du zeit|c'est|ça|cela|tu as fini|tu as le temps|"
+    r"eso|esto|está listo|tienes tiempo|termin\w*|acab\w*|isso|isto|tiver tempo|"
+    r"questo|quello|è pronto|hai tempo|hai finito|dat|dit|het|klaar|je tijd|je klaar)\b",
+    re.I,
+)
+#: Words that do not start a step in those languages: articles, pronouns, auxiliaries,
+#: copulas and the verbs a statement after such a clause most often starts with.
+_NOT_A_STEP_ELSEWHERE: Final = frozenset(
+    [
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "einem",
+        "ich",
+        "du",
+        "er",
+        "sie",
+        "es",
+        "wir",
+        "ihr",
+        "man",
+        "ist",
+        "sind",
+        "war",
+        "waren",
+        "wird",
+        "werden",
+        "hat",
+        "haben",
+        "kann",
+        "können",
+        "muss",
+        "müssen",
+        "soll",
+        "sollen",
+        "darf",
+        "gibt",
+        "geht",
+        "kommt",
+        "läuft",
+        "fällt",
+        "bleibt",
+        "le",
+        "la",
+        "les",
+        "l'",
+        "un",
+        "une",
+        "des",
+        "je",
+        "tu",
+        "il",
+        "elle",
+        "on",
+        "nous",
+        "vous",
+        "ils",
+        "elles",
+        "c'est",
+        "ce",
+        "ça",
+        "cela",
+        "est",
+        "sont",
+        "était",
+        "a",
+        "ont",
+        "va",
+        "vont",
+        "peut",
+        "peuvent",
+        "doit",
+        "faut",
+        "il",
+        "y",
+        "el",
+        "los",
+        "las",
+        "lo",
+        "uno",
+        "una",
+        "unos",
+        "unas",
+        "yo",
+        "tú",
+        "él",
+        "ella",
+        "nosotros",
+        "vosotros",
+        "ellos",
+        "ellas",
+        "es",
+        "son",
+        "era",
+        "está",
+        "están",
+        "hay",
+        "ha",
+        "han",
+        "va",
+        "van",
+        "puede",
+        "pueden",
+        "debe",
+        "se",
+        "me",
+        "te",
+        "nos",
+        "le",
+        "o",
+        "os",
+        "as",
+        "um",
+        "uma",
+        "eu",
+        "ele",
+        "nós",
+        "eles",
+        "elas",
+        "é",
+        "são",
+        "era",
+        "está",
+        "estão",
+        "há",
+        "tem",
+        "têm",
+        "vai",
+        "vão",
+        "pode",
+        "podem",
+        "deve",
+        "il",
+        "lo",
+        "gli",
+        "i",
+        "un",
+        "uno",
+        "io",
+        "lui",
+        "lei",
+        "noi",
+        "voi",
+        "loro",
+        "è",
+        "sono",
+        "era",
+        "c'è",
+        "ci",
+        "ha",
+        "hanno",
+        "va",
+        "vanno",
+        "può",
+        "possono",
+        "deve",
+        "de",
+        "het",
+        "een",
+        "ik",
+        "jij",
+        "je",
+        "hij",
+        "zij",
+        "ze",
+        "wij",
+        "we",
+        "jullie",
+        "is",
+        "zijn",
+        "was",
+        "waren",
+        "wordt",
+        "worden",
+        "heeft",
+        "hebben",
+        "kan",
+        "kunnen",
+        "moet",
+        "moeten",
+        "zal",
+        "zullen",
+        "gaat",
+        "komt",
+        "blijft",
+        "er",
+    ]
+)
 
 
 def tooled(sentence: str) -> bool:

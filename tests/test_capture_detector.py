@@ -1343,6 +1343,8 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("heldout-tool", 8, 3),  # held out (1 and 3 before)
         ("probe-common", 28, 0),
         ("probe-common2", 12, 0),
+        ("probe-proc-else", 11, 5),
+        ("heldout-proc-else", 8, 2),  # held out (2 and 3 before)
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
@@ -1399,6 +1401,27 @@ def test_a_turn_keeps_its_surest_three_in_the_order_said() -> None:
 def test_a_rule_said_as_one_is_a_convention(said: str, kept: bool) -> None:
     found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
     assert [d.category for d in found] == (["convention"] if kept else []), found
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 26: a procedure in the other languages capture reads
+        ("cuando falle el build, reinícialo una vez antes de investigar", True),
+        ("wenn der Build fehlschlägt, einmal neu starten", True),
+        ("quand le build échoue, relance-le une fois", True),
+        ("quando il build fallisce, rilancialo una volta", True),
+        ("als de build faalt, start hem één keer opnieuw", True),
+        # ... not a statement after a condition, nor telling the person
+        ("si llueve, el partido se cancela", False),
+        ("wenn es regnet, fällt das Training aus", False),
+        ("se piove, la partita è annullata", False),
+        ("cuando termines, avísame", False),
+    ],
+)
+def test_a_procedure_in_another_language(said: str, kept: bool) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == (["convention"] if kept else []), found
 
 
 @pytest.mark.parametrize(
