@@ -2155,7 +2155,8 @@ def _by_form(
     dependency, pin the exact version") and a rule said as one ("prefer composition over
     inheritance") are conventions, the person's own ("if I ask for a summary, ...")
     preferences; which tool does a piece of the work ("we lint with ruff") is a tool
-    usage; how the person wants to be answered ("please be concise") a preference. Each
+    usage; how the person wants to be answered ("please be concise") a preference; and
+    (revision 27) where a thing is kept ("payments go through Stripe") a fact. Each
     form takes the place of no find, a candidate, or the finds it names (``_FORMS``)."""
     for reader, replaces, category in _FORMS:
         if (hit is None or hit[3] < LEARNED or hit[0] in replaces) and reader(sentence):
@@ -2168,7 +2169,7 @@ def _by_form(
 @lru_cache(maxsize=512)
 def _unfilled(sentence: str) -> str:
     """``sentence`` without the words a typed or dictated turn starts with (``_FILLER``):
-    what the readers of revision 26 look at, once per sentence."""
+    what the readers of revisions 26 and 27 look at, once per sentence."""
     return _FILLER.sub("", sentence.strip())
 
 
@@ -2513,6 +2514,51 @@ _MANNER: Final = re.compile(
 _MANNER_OVER: Final = frozenset(["convention", "fact", "correction", "decision"])
 
 
+def placed(sentence: str) -> bool:
+    """Where a thing is kept, or what carries, handles or owns it (revision 27): "payments
+    go through Stripe", "auth is handled by Auth0", "config lives in config/settings.toml",
+    "logs end up in Datadog", "the billing service owns the invoices table", a fact. The
+    subject is one to three words after an optional article, none of them a pronoun, an
+    auxiliary, a question word or a negation; the verb in the present; nothing in it
+    wrong (an error, a bug, the wrong one), and never with today's time or a day."""
+    s = _unfilled(sentence)
+    return (
+        _PLACED.match(s) is not None
+        and _ONE_OFF_TIME.search(s) is None
+        and _PLACED_NOT.search(s) is None
+    )
+
+
+#: A word the subject of "placed" cannot hold: a pronoun, an auxiliary, a question word,
+#: a negation or a word that leads a request.
+_NOT_A_SUBJECT: Final = (
+    r"(?:i|you|he|she|it|we|they|this|that|these|those|there|here|what|which|who|where|"
+    r"when|how|why|do|does|did|don't|doesn't|is|are|was|were|can|could|should|would|will|"
+    r"won't|if|so|and|but|or|not|no|never|let|please|just|also|then|maybe)"
+)
+_PLACED: Final = re.compile(
+    r"^(?:(?:the|our|all|all the|all our|my|your|their)\s+)?"
+    r"(?!" + _NOT_A_SUBJECT + r"\b)[\w./-]+(?:\s+(?!" + _NOT_A_SUBJECT + r"\b)[\w./-]+){0,2}\s+"
+    r"(?:(?:always|all|only|usually)\s+)?"
+    r"(?:go(?:es)?\s+(?:out\s+|in\s+)?(?:through|via)|"
+    r"comes?\s+(?:in\s+)?(?:through|via|from)|"
+    r"(?:is|are)\s+(?:handled|processed|sent|served|hosted|stored|kept|routed|logged|"
+    r"tracked|backed\s+up|synced|mirrored|delivered|managed|registered|archived|filed)\s+"
+    r"(?:by|with|through|via|on|in|at|to|from|under)|"
+    r"lives?\s+(?:in|on|at|under)|ends?\s+up\s+(?:in|on|at)|runs?\s+on|"
+    r"sits?\s+(?:in|on|behind)|talks?\s+to|owns?|points?\s+(?:to|at))\s+"
+    r"[^,;:!?]{1,60}?\s*[.!]?$",
+    re.I,
+)
+#: ... what says it is something wrong, or one delivery: a day or a date.
+_PLACED_NOT: Final = re.compile(
+    r"\b(?:wrong|broken|bug|bugs|error|errors|crash|crashes|issue|problem|fail\w*|typo|"
+    r"glitch|missing|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"next|last|yesterday)\b",
+    re.I,
+)
+
+
 def normative(sentence: str) -> bool:
     """How things are to be done, said as a rule (revision 26): a verb of policy in the
     imperative ("prefer composition over inheritance", "avoid global state in the
@@ -2743,6 +2789,7 @@ _FORMS: Final = (
     (normative, frozenset[str](), "convention"),
     (tooled, _TOOLED_OVER, "tool"),
     (manner, _MANNER_OVER, "preference"),
+    (placed, frozenset[str](), "fact"),
 )
 
 

@@ -1311,6 +1311,32 @@ def test_which_tool_does_the_work_is_a_tool_usage(said: str, category: str) -> N
     assert found == [category] if category == "tool" else "tool" not in found, found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 27: where a thing is kept, or what carries or handles it
+        ("payments go through Stripe", True),
+        ("auth is handled by Auth0", True),
+        ("config lives in config/settings.toml", True),
+        ("logs end up in Datadog", True),
+        ("the billing service owns the invoices table", True),
+        ("recipes live in a Notion database", True),
+        # ... not what happened once, what is wrong, a question or an errand
+        ("the payment went through", False),
+        ("the error comes from the parser", False),
+        ("the request is handled by the wrong controller", False),
+        ("the invoice comes from the landlord tomorrow", False),
+        ("where do the logs end up?", False),
+        ("send the invoices through Xero", False),
+        ("it lives in the utils folder I think", False),
+        ("the logs are in the attachment", False),
+    ],
+)
+def test_where_a_thing_is_kept_is_a_fact(said: str, kept: bool) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == (["fact"] if kept else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1345,6 +1371,10 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("probe-common2", 12, 0),
         ("probe-proc-else", 11, 5),
         ("heldout-proc-else", 8, 2),  # held out (2 and 3 before)
+        # session 60 (revision 27), lexical; before it (main at 6c177bf): probe-placed 7/20
+        # and 15/16, heldout-placed 5/12 and 7/10
+        ("probe-placed", 20, 15),
+        ("heldout-placed", 8, 7),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:

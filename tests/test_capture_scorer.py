@@ -134,7 +134,10 @@ def test_the_scorer_keeps_no_url_or_piped_shell() -> None:
         ("held-out 3", 0.84, 0.81, 0.97, 0.94),  # (0.67 0.73 0.84 0.92)
         ("held-out 4", 0.84, 0.91, 0.92, 0.97),  # (0.76 0.83 0.89 0.94)
         ("held-out 6", 0.78, 0.76, 0.89, 0.87),  # (0.63 0.71 0.81 0.92)
-        ("held-out 7", 0.84, 0.76, 0.98, 0.90),  # (0.62 0.63 0.90 0.94)
+        # s60 revision 27: 0.84 .. 0.98 .. -> 0.82 .. 0.96 .., "profiles live in ./config
+        # here not ~/.dbt", said while dbt failed, is kept as a fact of this machine beside
+        # the lesson its fix makes; the part labels it nothing (the lesson holds it)
+        ("held-out 7", 0.82, 0.76, 0.96, 0.90),  # (0.62 0.63 0.90 0.94)
         ("held-out 8", 0.82, 0.82, 0.94, 0.94),  # (0.65 0.73 0.86 0.97)
         # (0.58 0.68 0.76 0.89); s45 0.88 .. 0.94 ..; s58 revision 25: 0.86 0.88 -> 0.85 0.86,
         # "i run a small yoga studio" is who the person is (identity; labelled a fact here, an
