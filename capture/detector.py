@@ -2210,6 +2210,8 @@ def _procedure_elsewhere(sentence: str) -> bool:
         return False
     if _TELL_ME_ELSEWHERE.match(step):
         return False  # "cuando termines, avísame": telling the person
+    if _WE_DO.search(step) or _WE_AFTER.match(sentence.strip(), m.end()):
+        return False  # "se piove, restiamo a casa": a plan of ours, not a step (revision 27)
     german = m.group("lead").casefold() in _GERMAN_LEADS
     return not (german and step.endswith("t"))
 
@@ -2232,6 +2234,12 @@ _TELL_ME_ELSEWHERE: Final = re.compile(
     r"dimmi|avvisami|fammi|avisa-me|diz-me|laat|zeg)\b",
     re.I,
 )
+#: A step in the first person plural: what we will do then ("vamos al cine", "restiamo a
+#: casa", "allons à la plage", "ficamos em casa"), in Spanish, Portuguese, Italian and
+#: French, ...
+_WE_DO: Final = re.compile(r"(?:amos|emos|imos|iamo|ons)$", re.I)
+#: ... and in German and Dutch, the pronoun after the verb ("bleiben wir", "blijven we").
+_WE_AFTER: Final = re.compile(r"\s+(?:wir|we|wij)\b", re.I)
 _GERMAN_LEADS: Final = frozenset(
     ["immer wenn", "jedes mal wenn", "wenn", "sobald", "falls", "bevor", "nachdem"]
 )

@@ -1375,6 +1375,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # and 15/16, heldout-placed 5/12 and 7/10
         ("probe-placed", 20, 15),
         ("heldout-placed", 8, 7),  # held out
+        # before it: probe-plan-else 4/4 and 1/10, heldout-plan-else 4/4 and 2/8
+        ("probe-plan-else", 4, 8),
+        ("heldout-plan-else", 4, 6),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
@@ -1447,6 +1450,11 @@ def test_a_rule_said_as_one_is_a_convention(said: str, kept: bool) -> None:
         ("wenn es regnet, fällt das Training aus", False),
         ("se piove, la partita è annullata", False),
         ("cuando termines, avísame", False),
+        # revision 27: ... nor a plan of ours for that case
+        ("se piove sabato, restiamo a casa", False),
+        ("quand il fera beau, allons à la plage", False),
+        ("si hace buen tiempo, comemos en la terraza", False),
+        ("als het regent, blijven we binnen", False),
     ],
 )
 def test_a_procedure_in_another_language(said: str, kept: bool) -> None:
