@@ -2806,13 +2806,14 @@ _TOPIC_LEAD: Final = re.compile(r"[^\W\d_][^,.!?;:\n]{0,39}?,\s+")
 #: ... unless those words say something (a subject, a verb of being, doing or having, a
 #: rule word or from when on: "we use pnpm, I want to keep it" is a statement and its
 #: wish, "going forward, write ..." a rule), open with where the wish holds ("in this
-#: repo, I want every PR to ...", "for emails, ...") or with what it is not ("not the
+#: repo, I want every PR to ...", "for emails, ..."), with what it is for (revision 27: "to
+#: clean the cache, run ...") or with what it is not ("not the
 #: ORM, write it in raw SQL": a correction).
 _TOPIC_SAYS: Final = re.compile(
     r"\b(?:i|i'm|we|we're|you|they|he|she|it|it's|is|are|was|were|be|been|has|have|had|"
     r"do|does|did|use|uses|used|run|runs|always|never|every|going forward|from now on|"
     r"in future|next time|by default)\b|"
-    r"^(?:in|on|for|at|with|from|by|when|if|whenever|during|after|before|not|no)\b|"
+    r"^(?:in|on|for|at|with|from|by|when|if|whenever|during|after|before|not|no|to)\b|"
     r"(?:\S+\s+){5}",
     re.I,
 )
@@ -2952,7 +2953,14 @@ _ERRAND: Final = re.compile(
     # branch and see what breaks")
     r"let'?s (?:try|upgrade|bump|check|test|see|spike|prototype|experiment|play|switch|"
     r"move|update|install)\b.*?\b(?:and see|to see|on a (?:new |separate )?branch|"
-    r"in a branch|what breaks|if it (?:works|helps|breaks)|whether)\b)",
+    r"in a branch|what breaks|if it (?:works|helps|breaks)|whether)\b|"
+    # revision 27: a command to run once, for the person ("run `npm test` please", "rerun
+    # make lint for me"): nothing after it but its options or paths and a word of asking
+    r"(?:can you |could you )?(?:run|rerun|re-run|execute)\s+(?:`[^`]+`|"
+    + _UNQUOTED
+    + r"(?:\s+(?:-[\w=.-]+|[\w.-]*[/.=:][\w:./@=-]*))*)"
+    r"(?:[\s,]+(?:for me|for us|please|pls|again|now|once more|real quick|quickly|"
+    r"one more time))*\s*[.!]*$)",
     re.I,
 )
 #: What makes a report of something not working a standing fact or a rule: it always

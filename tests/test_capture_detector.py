@@ -1337,6 +1337,24 @@ def test_where_a_thing_is_kept_is_a_fact(said: str, kept: bool) -> None:
     assert found == (["fact"] if kept else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: a command to run once, for the person, is an errand
+        ("run `npm test` please", None),
+        ("run `bundle exec rspec` for me", None),
+        ("rerun make lint for me", None),
+        # ... not a command with what it is for, or when to run it
+        ("to clean the cache, run `pnpm store prune`", "tool"),
+        ("run `tox -e lint` before pushing, it's what CI runs", "tool"),
+        ("run the tests with `go test ./...`", "tool"),
+    ],
+)
+def test_a_command_to_run_once_is_an_errand(said: str, category: str | None) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == ([category] if category else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1378,6 +1396,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # before it: probe-plan-else 4/4 and 1/10, heldout-plan-else 4/4 and 2/8
         ("probe-plan-else", 4, 8),
         ("heldout-plan-else", 4, 6),  # held out
+        # before it: probe-tool 13/18 and 8/10, heldout-run-once 4/4 and 3/6
+        ("probe-tool", 13, 9),
+        ("heldout-run-once", 4, 6),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
