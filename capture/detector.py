@@ -1373,7 +1373,12 @@ _CORRECTION_LEAD: Final = re.compile(
     # a person taking back what they just said (revision 22): "actually no wait,",
     # "no wait,", "wait, no,", "scratch that,", "correction:", "sorry, I meant"
     r"(?:actually,?\s+(?:no,?\s+)?wait|actually,?\s+no|no,?\s+wait|wait,?\s+no|"
-    r"scratch that|correction|(?:sorry|oops|my bad|my mistake)[,!.]*\s+i meant|i meant)"
+    r"scratch that|correction|(?:sorry|oops|my bad|my mistake)[,!.]*\s+i meant|i meant|"
+    # revision 27: "you've got it backwards:", "you mixed them up,", "small correction:",
+    # "not quite,"
+    r"you(?:'ve| have)? got it backwards|you have it backwards|"
+    r"you(?:'ve| have)? mixed (?:them|it|those|these|the two) up|"
+    r"(?:small|quick|one|a small|a quick) correction|not quite(?=\s*[,:!.-]))"
     r"\b[\s,:!.-]*)",
     re.I,
 )

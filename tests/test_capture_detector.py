@@ -1355,6 +1355,21 @@ def test_a_command_to_run_once_is_an_errand(said: str, category: str | None) -> 
     assert found == ([category] if category else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        # revision 27: more leads of a correction, left out of what is stored
+        ("quick correction: the retention is 90 days, not 30", "The retention is 90 days"),
+        ("you mixed them up, the blue one is staging", "The blue one is staging"),
+        ("not quite, it's Postgres 14, not 15", "It's Postgres 14"),
+    ],
+)
+def test_more_leads_of_a_correction(said: str, stored: str) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == ["correction"], found
+    assert found[0].text.startswith(stored), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1399,6 +1414,8 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # before it: probe-tool 13/18 and 8/10, heldout-run-once 4/4 and 3/6
         ("probe-tool", 13, 9),
         ("heldout-run-once", 4, 6),  # held out
+        ("probe-decision", 12, 6),
+        ("probe-correction", 10, 7),  # before the leads of revision 27: 9/12 and 7/8
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
