@@ -967,6 +967,8 @@ def not_a_statement(sentence: str) -> bool:
         return False  # "whenever someone asks for a refund, forward it to accounts"
     if _REACTION.fullmatch(s):
         return True  # "looks good to me", "works for me": a word on what was just done
+    if _VAGUE_PROMISE.fullmatch(s):
+        return True  # "I'll have a look", "I hate this bug" (revision 27)
     conditional = _IF_THEN.match(s)
     if conditional and not _RULE_MAIN.match(conditional.group("main")):
         return True
@@ -1029,6 +1031,23 @@ def _todays(category: str, sentence: str) -> bool:
 
 
 #: A word on what the agent just did or said, and nothing more (revision 24).
+#: What the person will do in a moment, with nothing to deliver (revision 27): "I'll have
+#: a look", "I'll think about it", "I'll be back in five minutes", "I'll get back to you";
+_VAGUE_PROMISE: Final = re.compile(
+    r"(?:(?:ok|okay|sure|fine|alright|right|hmm|ah|oh)[,!.]*\s+)*i(?:'ll| will)\s+"
+    r"(?:(?:have|take) a (?:quick |closer )?look(?: at (?:it|that|this))?|"
+    r"look into (?:it|that|this)|think about (?:it|that|this)|sleep on it|be (?:right )?back|"
+    r"get back to you(?: on (?:that|this|it))?|let you know|keep you posted|see|"
+    r"try (?:it|that|again)|do (?:it|that)|check|ask around|wait)"
+    r"(?:,?\s+(?:in (?:a (?:bit|minute|sec|second|moment|few minutes)|\w+ minutes)|later|"
+    r"soon|shortly|first|then|thanks|thx))*[\s!.]*|"
+    # ... and a like or dislike of the thing at hand: "I hate this bug", "I like this
+    # version better", "I prefer that one"
+    r"(?:(?:ok|okay|hmm|ah|oh|honestly)[,!.]*\s+)*i (?:really |much |kind of )?"
+    r"(?:love|like|hate|dislike|don't like|do not like|prefer) (?:this|that|these|those)"
+    r"(?:\s+[\w'-]+){0,3}?(?:\s+(?:better|more|less|a lot|best))?[\s!.]*",
+    re.I,
+)
 _REACTION: Final = re.compile(
     r"(?:(?:ok|okay|yes|yeah|yep|great|nice|cool|perfect|thanks|thx)[,!.]*\s+)*"
     r"(?:(?:that|this|it|all)(?:'s| is)?\s+)?"
@@ -1650,6 +1669,8 @@ _ANSWER_ME: Final = (
 )
 #: What a like is about when it is about what was just said or done ("jag gillar det").
 _JUST_SAID: Final = r"det|den|dem|detta|dette|to|tego|tohle|tuto|sitä|tätä|siitä|tästä"
+#: What a dislike cannot start with: the thing at hand (revision 27).
+_NOT_AT_HAND: Final = r"(?!(?:this|that|these|those)\b|it\b(?! when\b))"
 _PREFERENCE: Final = (
     (re.compile(r"^i(?:'d| would)? prefer (?:that )?(?P<x>.+)$", re.I), "Prefers {x}"),
     (re.compile(r"^my preference is (?:for )?(?P<x>.+)$", re.I), "Prefers {x}"),
@@ -1662,7 +1683,12 @@ _PREFERENCE: Final = (
         "Likes {x}",
     ),
     (re.compile(r"^when (?P<w>.+?), i (?:really )?like (?P<x>.+)$", re.I), "Likes {x} when {w}"),
-    (re.compile(r"^i (?:really )?(?:hate|dislike) (?P<x>.+)$", re.I), "Dislikes {x}"),
+    # (revision 27: not a dislike of the thing at hand, "I hate this bug", "I don't like
+    # that", unless "it when")
+    (
+        re.compile(r"^i (?:really )?(?:hate|dislike) " + _NOT_AT_HAND + r"(?P<x>.+)$", re.I),
+        "Dislikes {x}",
+    ),
     # revision 25: "i'm more of a tabs person", "I'm not a morning person"
     (
         re.compile(
@@ -1671,7 +1697,10 @@ _PREFERENCE: Final = (
         ),
         "{X}",
     ),
-    (re.compile(r"^i (?:really )?don't like (?P<x>.+)$", re.I), "Dislikes {x}"),
+    (
+        re.compile(r"^i (?:really )?don't like " + _NOT_AT_HAND + r"(?P<x>.+)$", re.I),
+        "Dislikes {x}",
+    ),
     (
         re.compile(
             r"^(?:please\s+)?(?P<x>(?:always|never|don't|do not) (?!know|mind|worry)[\w-]+ .+)$",

@@ -1370,6 +1370,26 @@ def test_more_leads_of_a_correction(said: str, stored: str) -> None:
     assert found[0].text.startswith(stored), found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: a promise with nothing to deliver, a like of the thing at hand
+        ("I'll have a look", None),
+        ("I'll be back in five minutes", None),
+        ("I'll get back to you on that", None),
+        ("I hate this bug", None),
+        ("I like this version better", None),
+        # ... not a promise of something by a day, nor a standing like
+        ("I'll send you the logs tonight", "commitment"),
+        ("I don't like it when you rename my variables", "preference"),
+        ("I hate long emails", "preference"),
+    ],
+)
+def test_a_word_on_the_moment_is_no_statement(said: str, category: str | None) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == ([category] if category else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1416,6 +1436,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("heldout-run-once", 4, 6),  # held out
         ("probe-decision", 12, 6),
         ("probe-correction", 10, 7),  # before the leads of revision 27: 9/12 and 7/8
+        # before it: probe-person 20/23 and 5/10, heldout-vague 6/6 and 3/10
+        ("probe-person", 20, 9),
+        ("heldout-vague", 6, 8),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
