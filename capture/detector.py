@@ -2192,6 +2192,8 @@ def _by_form(
     usage; how the person wants to be answered ("please be concise") a preference; and
     (revision 27) where a thing is kept ("payments go through Stripe") a fact. Each
     form takes the place of no find, a candidate, or the finds it names (``_FORMS``)."""
+    if _CARRIES_PAYLOAD.search(sentence):
+        return hit  # a URL or a command piped into a shell: only a rule that asks keeps it
     for reader, replaces, category in _FORMS:
         if (hit is None or hit[3] < LEARNED or hit[0] in replaces) and reader(sentence):
             if category == "convention" and _PROCEDURE_MINE.search(sentence):
@@ -2601,6 +2603,154 @@ _PLACED_NOT: Final = re.compile(
 )
 
 
+def habitual(sentence: str) -> bool:
+    """What a kind of thing always is or does, said of the kind (revision 27): "invoices are
+    numbered by year", "file names are all lowercase with dashes", "commit messages start
+    with the ticket number", "every shift ends with a handover note", "expenses under 50
+    euros don't need a receipt", a convention. The subject is a bare plural (one or two
+    words before it, no article, pronoun or quantifier of some), or every, each, no or any
+    and a noun; then a verb from a short list of what a kind of thing is, has, needs or
+    does in the present. Not a state of the moment ("are done", "are getting"), nothing
+    wrong, nothing past and never with today's time."""
+    s = _unfilled(sentence)
+    m = _HABITUAL.match(s)
+    if m is None:
+        return False
+    at = m.start("one") if m.group("one") else m.start("many")
+    if _MOMENT.match(s, at) or _ONLY_SO.match(s, at):
+        return False  # "builds are done", "tickets are getting lost", "promises are cheap"
+    return (
+        _ONE_OFF_TIME.search(s) is None and _PAST.search(s) is None and not _reports_malfunction(s)
+    )
+
+
+_HABIT_VERBS: Final = (
+    "get",
+    "go",
+    "start",
+    "end",
+    "follow",
+    "include",
+    "use",
+    "carry",
+    "keep",
+    "stay",
+    "live",
+    "take",
+    "come",
+    "contain",
+    "require",
+    "begin",
+    "open",
+    "close",
+    "pay",
+    "cost",
+    "expire",
+    "last",
+    "list",
+    "show",
+    "say",
+    "mention",
+    "belong",
+    "sit",
+    "lead",
+    "point",
+    "count",
+    "run",
+    "match",
+    "need",
+    "receive",
+    "mean",
+    "renew",
+    "reset",
+    "repeat",
+    "rotate",
+    "ship",
+    "arrive",
+    "leave",
+)
+
+
+def _third_person(verb: str) -> str:
+    if verb.endswith(("s", "sh", "ch", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+#: A word that is no head of a bare plural subject: it ends in -s but is no noun in the
+#: plural, or names people whose doings are news, not a rule.
+_NOT_A_PLURAL: Final = (
+    r"(?:this|these|those|its|his|hers|ours|yours|theirs|was|has|does|is|as|us|yes|thus|plus|"
+    r"always|sometimes|perhaps|lots|less|unless|news|series|whereas|besides|towards|"
+    r"afterwards|thanks|pleas|things|guys|folks|people|kids)"
+)
+#: ... and what none of the words before it can be: an article, a pronoun, a quantifier
+#: of some, a question word.
+_NOT_OF_A_KIND: Final = (
+    r"(?!(?:the|this|that|these|those|my|your|his|her|their|its|our|a|an|i|we|you|they|he|"
+    r"she|it|some|many|most|few|both|two|three|several|there|here|what|which|who|when|where|"
+    r"why|how|if|so|and|but|or)\b)"
+)
+_KIND_WORD: Final = r"[a-z][\w-]*"
+#: A phrase after the noun that says which of the kind ("expenses under 50 euros").
+_WHICH_OF: Final = (
+    r"(?:\s+(?:on|in|for|under|over|from|of|to|with|at|about)\s+(?:the\s+|a\s+|an\s+|our\s+)?"
+    r"[\w'-]+(?:\s+[\w'-]+)?)?"
+)
+_HABIT_ADVERB: Final = r"\s+(?:(?:always|never|usually|only|also|all|normally|generally)\s+)?"
+_HABITUAL: Final = re.compile(
+    r"^(?:(?:every|each|no|any)\s+"
+    + _KIND_WORD
+    + r"(?:\s+"
+    + _KIND_WORD
+    + r"){0,2}?"
+    + _WHICH_OF
+    + _HABIT_ADVERB
+    + r"(?P<one>(?:is|has|must|should|can't|cannot|never|has to|needs to|does not|doesn't|"
+    + "|".join(_third_person(v) for v in _HABIT_VERBS)
+    + r"))\s+\S.*?|"
+    r"(?:all\s+)?(?:"
+    + _NOT_OF_A_KIND
+    + _KIND_WORD
+    + r"\s+){0,2}"
+    + _NOT_OF_A_KIND
+    + r"(?!"
+    + _NOT_A_PLURAL
+    + r"\b)[a-z][a-z-]*[^su'\W]s"
+    + _WHICH_OF
+    + _HABIT_ADVERB
+    + r"(?P<many>(?:are|have|must|should|can't|cannot|never|have to|need to|do not|don't|"
+    + "|".join(_HABIT_VERBS)
+    + r"))\s+\S.*?)[.!]?$",
+    re.I,
+)
+#: A state of the moment after the verb: "are done", "are getting", "are still".
+_MOMENT: Final = re.compile(
+    r"(?:are|is|do|does|don't|doesn't)\s+(?:ok|okay|fine|good|great|done|ready|broken|missing|"
+    r"wrong|slow|fast|down|up|back|gone|here|there|empty|full|late|early|weird|odd|off|out|"
+    r"still|now|really|so|too|very|not|a|an|the|\w+ing)\b",
+    re.I,
+)
+#: "are" or "is" with no more than a word of how it is: an opinion ("promises are cheap",
+#: "saturdays are better"), unless the word is made (a participle: "are numbered"), says
+#: where or how, or all, always, never or only lead it.
+_ONLY_SO: Final = re.compile(
+    r"(?:are|is)\s+(?!(?:all|always|never|only|usually|in|on|at|from|to|under|by|per|with|"
+    r"without|kept|sent|built|paid|made|written|held|set|put|shown|run|done|named|called|"
+    r"lowercase|lower case|uppercase|upper case|sentence case|title case|snake_case|"
+    r"camelcase|kebab-case|pascalcase)\b)(?!\w+(?:ed|en)\b)\w+",
+    re.I,
+)
+#: What happened or is to happen once, not what holds.
+_PAST: Final = re.compile(
+    r"\b(?:yesterday|ago|(?:last|next) (?:week|month|year|night|time|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday))\b",
+    re.I,
+)
+
+
 def normative(sentence: str) -> bool:
     """How things are to be done, said as a rule (revision 26): a verb of policy in the
     imperative ("prefer composition over inheritance", "avoid global state in the
@@ -2832,6 +2982,7 @@ _FORMS: Final = (
     (tooled, _TOOLED_OVER, "tool"),
     (manner, _MANNER_OVER, "preference"),
     (placed, frozenset[str](), "fact"),
+    (habitual, frozenset[str](), "convention"),
 )
 
 
