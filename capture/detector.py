@@ -1084,6 +1084,9 @@ _REMEMBER_LEAD: Final = re.compile(
     r"(?:store|save|log|memori[sz]e)\s+(?:this|that)"
     r"(?:\s+for\s+(?:later|next time|the future|future reference))?(?=\s*:)|"
     r"(?:write|jot)\s+(?:this|that)\s+down(?=\s*:)|"
+    # revision 27: "memorise this, ...", "(just so) (you know) for later/next time, ..."
+    r"memori[sz]e\s+(?:this|that)(?=\s*,)|"
+    r"(?:(?:just\s+)?so\s+)?(?:you know\s+)?for (?:later|next time|the future)(?=\s*[:,])|"
     r"add\s+(?:this|that)\s+to\s+(?:your\s+)?memory(?=\s*:))"
     r"\s*[:,]?\s+(?:(?:that|dass|que|de que|che|dat|att|at|på at|że|že|että)\s+)?(?P<x>.+)$",
     re.I,

@@ -1428,6 +1428,21 @@ def test_no_form_keeps_a_url_or_a_piped_shell(said: str) -> None:
     assert [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6] == []
 
 
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        # revision 27: more leads of a request to remember
+        ("memorise this, the gate code is on the back of the lease", "The gate code is on"),
+        ("just so you know for next time, the billing cron runs at midnight UTC", "The billing"),
+        ("for later: the router admin page is at 192.168.1.1", "The router admin"),
+    ],
+)
+def test_more_leads_of_a_request_to_remember(said: str, stored: str) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == ["remember"], found
+    assert found[0].text.startswith(stored), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1482,6 +1497,7 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # and the like made it one event: tuned on once since
         ("probe-convention", 11, 7),
         ("heldout-habitual", 8, 9),
+        ("probe-remember", 9, 5),  # before the leads of revision 27: 8/10 and 5/6
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
