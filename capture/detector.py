@@ -1145,8 +1145,10 @@ _IDENTITY: Final = (
     # revision 24: the languages the person speaks ("English is my second language")
     (
         re.compile(
-            r"^(?P<x>(?:\w+ is my (?:first|second|third|native|mother) (?:language|tongue)|"
-            r"my (?:first|native|mother) (?:language|tongue) is \w+)\b.*)$",
+            r"^(?P<x>(?:\w+ (?:is|isn't|is not) my (?:first|second|third|native|mother) "
+            r"(?:language|tongue)|my (?:first|native|mother) (?:language|tongue) is \w+|"
+            # revision 27: "English isn't my first language", "I'm a native Dutch speaker"
+            r"i(?:'m| am) (?:not )?a native (?:\w+ )?speaker)\b.*)$",
             re.I,
         ),
         "{X}",
@@ -1168,6 +1170,25 @@ _IDENTITY: Final = (
         "{X}",
     ),
     (re.compile(r"^i(?:'m| am) the one who (?P<x>.+)$", re.I), "User is the one who {x}"),
+    # revision 27: the person's age, and the children (or pets) they have ("I'm 67 and
+    # not very good with computers", "I've got two kids under five")
+    (
+        re.compile(
+            r"^(?P<x>i(?:'m| am) (?:\d{2}|\d{2} years old)(?:$|[,;.]| and\b| but\b| so\b).*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>(?:i|we)(?:'ve| have)(?: got)? (?:a|an|one|two|three|four|five|six|\d) "
+            r"(?:young |little |small |grown-up |teenage )?(?:kids?|children|child|sons?|"
+            r"daughters?|grandchildren|grandkids|stepkids|twins|toddlers?|baby|babies|"
+            r"teenagers?)\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     (re.compile(r"^i work (?P<x>(?:at|for|as|remotely|from|on) .+)$", re.I), "User works {x}"),
     # revision 25: what the person teaches, and the business they run or own ("I teach
     # piano on the side", "I run a small bakery in Ghent"), not what they run today ("I run
@@ -1202,7 +1223,10 @@ _IDENTITY: Final = (
             r"pescatarian|diabetic|coeliac|celiac|"
             # revision 24: what the body or the senses need
             r"colou?r[ -]?blind|deaf|hard of hearing|dyslexic|visually impaired|"
-            r"partially sighted|in a wheelchair)\b.*)$",
+            r"partially sighted|in a wheelchair|"
+            # revision 27
+            r"left-handed|right-handed|autistic|neurodivergent|pregnant|blind|epileptic|"
+            r"asthmatic|short-sighted|long-sighted)\b.*)$",
             re.I,
         ),
         "User is {x}",

@@ -1443,6 +1443,25 @@ def test_more_leads_of_a_request_to_remember(said: str, stored: str) -> None:
     assert found[0].text.startswith(stored), found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 27: more of who the person is
+        ("English isn't my first language", True),
+        ("I'm left-handed", True),
+        ("I've got two kids under five", True),
+        ("I'm a native Dutch speaker", True),
+        # ... not where they are or what they do at the moment
+        ("I'm 5 minutes away", False),
+        ("I've got a question", False),
+        ("I'm in a meeting", False),
+    ],
+)
+def test_more_of_who_the_person_is(said: str, kept: bool) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == (["identity"] if kept else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1498,6 +1517,7 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("probe-convention", 11, 7),
         ("heldout-habitual", 8, 9),
         ("probe-remember", 9, 5),  # before the leads of revision 27: 8/10 and 5/6
+        ("probe-identity", 12, 6),  # before revision 27: 9/14 and 6/6
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
