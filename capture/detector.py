@@ -572,6 +572,20 @@ _ABOUT_TEXT: Final = re.compile(
     r"what's wrong with|debug|extract|format|shorten|condense|compare)\b",
     re.I,
 )
+#: What a request names when the text it is about comes after it: this, the following,
+#: below, or a kind of text (an e-mail, a message, a comment, a draft, ...).
+_TEXT_TO_COME: Final = re.compile(
+    r"\b(?:this|these|that|those|it|them|the following|below|above|e-?mails?|mails?|"
+    r"messages?|letters?|texts?|comments?|posts?|reviews?|paragraphs?|passages?|articles?|"
+    r"documents?|docs?|replies|reply|threads?|tweets?|transcripts?|logs?|outputs?|snippets?|"
+    r"excerpts?|quotes?|translations?|drafts?|bios?|descriptions?|summary|summaries|"
+    r"notes?|answers?|responses?|errors?|traces?|stack ?traces?|code|terms|pages?|issues?|"
+    r"tickets?|prs?|pull requests?|diffs?|patch(?:es)?|readme|changelog|specs?|contracts?|"
+    r"polic(?:y|ies)|announcements?|newsletters?|stor(?:y|ies)|reports?|chats?|"
+    r"conversations?|statements?|articles?|blog|website|site|wiki|instructions?|steps|"
+    r"guide|manual|docs?|faq)\b",
+    re.I,
+)
 #: The start of text the person pasted: mail headers, log lines, a stack trace, a heading.
 _PASTED_LINE: Final = re.compile(
     r"^\s*(?:(?:from|to|cc|subject|date|sent|reply-to|von|de|objet|asunto|betreff):\s|"
@@ -627,6 +641,12 @@ def own_words(text: str) -> str:
     if _ABOUT_TEXT.match(first) and (len(kept) > 1 or len(first) > 200 or ":" in first):
         # the request is the person's; the text it is about is not
         head = re.split(r"(?<=[?:])\s|(?<=[.!])\s+(?=[A-Z])", first, maxsplit=1)[0]
+        if ":" in first and not head.endswith(":") and not _TEXT_TO_COME.search(head):
+            # revision 27: "please look at the deploy script. Deploys go out from main
+            # only. ... here's the log: ...": a request about a thing that is not pasted
+            # (no "this", no e-mail or message named); what the person says after it is
+            # theirs, up to the colon that brings in what they pasted
+            return first[: first.index(":") + 1]
         return head
     if _ABOUT_TEXT.match(first) and len(text.strip()) > len(first) + 1:
         return first
