@@ -3200,7 +3200,10 @@ _ERRAND: Final = re.compile(
 _STANDS: Final = re.compile(
     r"\b(?:always|every|whenever|each time|usually|sometimes|flaky|intermittent\w*|randomly|"
     r"known|never|so|because|since|that'?s why|use|don'?t|do not|must|should|has to|have to|"
-    r"only|immer|nie|siempre|nunca|toujours|jamais)\b|\b\d+ in \d+\b|, not\b",
+    r"only|immer|nie|siempre|nunca|toujours|jamais)\b|\b\d+ in \d+\b|, not\b|"
+    # revision 27: what took the place of what is gone ("Mailchimp is gone, we moved to
+    # Buttondown in the spring")
+    r"\b(?:moved|switched|migrated) (?:over )?to\b|\breplaced (?:by|with)\b",
     re.I,
 )
 _CARRIES_PAYLOAD: Final = re.compile(

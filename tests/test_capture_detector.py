@@ -1462,6 +1462,21 @@ def test_more_of_who_the_person_is(said: str, kept: bool) -> None:
     assert found == (["identity"] if kept else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 27: what took the place of what is gone stands
+        ("Mailchimp is gone, we moved to Buttondown in the spring", True),
+        ("the fax line is gone, we switched to the web form last year", True),
+        # ... what is gone alone is today's report
+        ("the search box is gone on the tablet layout", False),
+    ],
+)
+def test_what_took_the_place_of_what_is_gone_stands(said: str, kept: bool) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert bool(found) == kept, found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
