@@ -1477,6 +1477,23 @@ def test_what_took_the_place_of_what_is_gone_stands(said: str, kept: bool) -> No
     assert bool(found) == kept, found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 27: how the thing at hand should come out, a way of working due before
+        # today is out
+        ("I'd like the success message to be friendlier", False),
+        ("Please keep the fix small, I want to merge it before lunch", False),
+        # ... not a rule with a clock time, nor what the person always wants
+        ("My partner wakes up at 5, so nothing noisy before 7 on weekdays", True),
+        ("I want the answers in French from now on please", True),
+    ],
+)
+def test_the_work_at_hand_is_no_statement(said: str, kept: bool) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert bool(found) == kept, found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
