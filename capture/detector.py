@@ -3045,8 +3045,9 @@ _FORMS: Final = (
 )
 
 
-#: What a sentence may name before the errand it asks for: one to five words, a comma.
-_TOPIC_LEAD: Final = re.compile(r"[^\W\d_][^,.!?;:\n]{0,39}?,\s+")
+#: What a sentence may name before the errand it asks for: one to five words, a comma
+#: (revision 27: or a colon, "quick one: translate ...").
+_TOPIC_LEAD: Final = re.compile(r"[^\W\d_][^,.!?;:\n]{0,39}?[,:]\s+")
 #: ... unless those words say something (a subject, a verb of being, doing or having, a
 #: rule word or from when on: "we use pnpm, I want to keep it" is a statement and its
 #: wish, "going forward, write ..." a rule), open with where the wish holds ("in this
