@@ -989,6 +989,8 @@ def not_a_statement(sentence: str) -> bool:
         return True  # "looks good to me", "works for me": a word on what was just done
     if _VAGUE_PROMISE.fullmatch(s):
         return True  # "I'll have a look", "I hate this bug" (revision 27)
+    if _OUTPUT_LEAD.match(s):
+        return True  # "stderr: `make build` failed with exit 2": output (revision 27)
     conditional = _IF_THEN.match(s)
     if conditional and not _RULE_MAIN.match(conditional.group("main")):
         return True
@@ -1077,6 +1079,12 @@ _VAGUE_PROMISE: Final = re.compile(
     r"(?:(?:ok|okay|hmm|ah|oh|honestly)[,!.]*\s+)*i (?:really |much |kind of )?"
     r"(?:love|like|hate|dislike|don't like|do not like|prefer) (?:this|that|these|those)"
     r"(?:\s+[\w'-]+){0,3}?(?:\s+(?:better|more|less|a lot|best))?[\s!.]*",
+    re.I,
+)
+#: A lead that brings in what a program printed (revision 27).
+_OUTPUT_LEAD: Final = re.compile(
+    r"(?:error|errors|output|result|results|log|logs|stderr|stdout|traceback|exception|"
+    r"warning|what i ran|what i got)\s*:",
     re.I,
 )
 #: A word on what the agent just did or said, and nothing more (revision 24).
@@ -2810,6 +2818,32 @@ _PAST: Final = re.compile(
 )
 
 
+def labelled_command(sentence: str) -> bool:
+    """A command under what it is for (revision 27): "to run the app locally: docker compose
+    up", "local dev: `make dev`", "build with: cargo build --release", "deploy =
+    ./deploy.sh prod", a tool usage. What it is for is "to/for ..." or one to four words,
+    not a word that brings in output or a step of today's work (error, output, log, step
+    1, today, ...); the command is in backticks or starts with a known program or a
+    script, and only its arguments follow it."""
+    s = _unfilled(sentence)
+    m = _LABELLED_COMMAND.match(s)
+    return m is not None and _NOT_A_PURPOSE.match(m.group("label")) is None
+
+
+_LABELLED_COMMAND: Final = re.compile(
+    r"^(?P<label>(?:to|for) [^:=`]{2,50}?|[a-z][\w'/-]*(?: [\w'/-]+){0,3}?)\s*(?::|=|->|→)\s*"
+    r"(?:`[^`]+`|(?:" + _UNQUOTED + r"|" + _SCRIPT + r")(?:\s+[\w:./@=-]+)*)\s*[.!]?$",
+    re.I,
+)
+#: ... what does not say what a command is for: output, an error, a step of today's work.
+_NOT_A_PURPOSE: Final = re.compile(
+    r"(?:error|errors|output|result|results|log|logs|stderr|stdout|traceback|trace|"
+    r"exception|warning|message|step|today|now|todo|problem|issue|bug|it|this|that|i|you|"
+    r"we|try|tried|ran|run)\b",
+    re.I,
+)
+
+
 def normative(sentence: str) -> bool:
     """How things are to be done, said as a rule (revision 26): a verb of policy in the
     imperative ("prefer composition over inheritance", "avoid global state in the
@@ -3042,6 +3076,7 @@ _FORMS: Final = (
     (manner, _MANNER_OVER, "preference"),
     (placed, frozenset[str](), "fact"),
     (habitual, frozenset[str](), "convention"),
+    (labelled_command, _TOOLED_OVER, "tool"),
 )
 
 

