@@ -3179,8 +3179,10 @@ _MALFUNCTION: Final = re.compile(
     r"stuck|does nothing|stopped (?:working|loading|syncing|sending|showing)|"
     r"(?:didn'?t|did not) (?:run|fire|work|start|finish|arrive|send|save|load)|cuts? off|"
     r"(?:gets?|got) dropped|(?:the|our|my|its|their) (?!(?:[\w-]+ )?ones? (?:is|are)\b)"
-    r"(?:[\w-]+ ){1,2}(?:is|are) "
-    r"(?:wrong|incorrect)|ist (?:total |sehr |echt |zu |so )?langsam|(?:es|está|va) "
+    r"(?:[\w-]+ ){1,4}(?:is|are) "
+    r"(?:wrong|incorrect)|"
+    # revision 27: what comes out in the wrong order, format, currency, ...
+    r"in the wrong (?!way\b)\w+|ist (?:total |sehr |echt |zu |so )?langsam|(?:es|está|va) "
     r"(?:muy |súper |demasiado )?lent[oa]|est (?:très |super |trop )?lente?|"
     r"è (?:molto |troppo |super )?lent[oa]|is (?:erg |heel |te |zo )?traag|"
     # revision 26: what looks odd, is a mess or gone, what clashes
@@ -3188,6 +3190,12 @@ _MALFUNCTION: Final = re.compile(
     r"(?:odd|weird|strange|garbled|scrambled|corrupt(?:ed)?|confusing|out of sync)|"
     r"(?:is|are) (?:(?:a|such a) (?:total |complete |bit of a )?mess|all over the place|"
     r"gone)|clash(?:es|ing)?)\b",
+    re.I,
+)
+#: What the agent did, told back to it (revision 27): a correction, not a report.
+_YOU_DID: Final = re.compile(
+    r"\W*you(?:'ve| have)?\s+(?:put|placed|saved|added|wrote|created|moved|named|used|set|"
+    r"made|changed)\b",
     re.I,
 )
 #: A time something started from ("since I added the chapter", "since the update"): not
@@ -3205,6 +3213,9 @@ def _reports_malfunction(text: str) -> bool:
     and a time it started from are not read as a rule or a reason."""
     if _MALFUNCTION.search(text) is None or procedure(text):
         return False  # "if the deploy fails, roll back first": what to do when it does
+    if _YOU_DID.match(text):
+        return False  # "you put the migration in the wrong folder, ...": the agent's doing
+
     return _STANDS.search(_MALFUNCTION.sub(" ", _SINCE_THEN.sub(" ", text))) is None
 
 

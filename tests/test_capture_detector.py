@@ -1514,6 +1514,24 @@ def test_a_command_under_what_it_is_for_is_a_tool_usage(said: str, category: str
     assert found == ([category] if category else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: more reports of what is wrong today
+        ("wind farm exporter, the daily CSV has the turbines in the wrong order", None),
+        ("the LIMS report for the vet lab, the reference ranges for cats are wrong", None),
+        # ... not what the agent did, told back to it
+        (
+            "you put the new migration in the wrong folder, it goes in db/migrations",
+            "correction",
+        ),
+    ],
+)
+def test_more_reports_of_what_is_wrong(said: str, category: str | None) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == ([category] if category else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
