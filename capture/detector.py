@@ -1078,7 +1078,12 @@ _VAGUE_PROMISE: Final = re.compile(
     # version better", "I prefer that one"
     r"(?:(?:ok|okay|hmm|ah|oh|honestly)[,!.]*\s+)*i (?:really |much |kind of )?"
     r"(?:love|like|hate|dislike|don't like|do not like|prefer) (?:this|that|these|those)"
-    r"(?:\s+[\w'-]+){0,3}?(?:\s+(?:better|more|less|a lot|best))?[\s!.]*",
+    r"(?:\s+[\w'-]+){0,3}?(?:\s+(?:better|more|less|a lot|best))?[\s!.]*|"
+    r"(?:(?:ok|okay|hmm|ah|oh|honestly)[,!.]*\s+)*i(?:'m| am) (?:not )?(?:a |really |much of a "
+    r")?(?:big |huge )?fan of (?:this|that|these|those)(?:\s+[\w'-]+){0,3}?[\s!.]*|"
+    # ... and a refusal to say: "I'd rather not say"
+    r"i(?:'d| would) rather not (?:say|tell|answer|talk about (?:it|that|this)|"
+    r"discuss (?:it|that|this)|go into (?:it|that|this))[\s!.]*",
     re.I,
 )
 #: A lead that brings in what a program printed (revision 27).
@@ -1741,6 +1746,23 @@ _NOT_AT_HAND: Final = r"(?!(?:this|that|these|those)\b|it\b(?! when\b))"
 _PREFERENCE: Final = (
     (re.compile(r"^i(?:'d| would)? prefer (?:that )?(?P<x>.+)$", re.I), "Prefers {x}"),
     (re.compile(r"^my preference is (?:for )?(?P<x>.+)$", re.I), "Prefers {x}"),
+    # revision 27: how the person works best, and what time or way suits them best
+    (
+        re.compile(
+            r"^(?P<x>i (?:work|think|focus|learn|concentrate|read) best (?:with|when|in|at|"
+            r"after|before|if|on|from) .+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>(?!(?:this|that|it|these|those)\b)[\w' -]{2,40}? (?:is|are|works?) "
+            r"(?:best|better) for (?:[\w-]+ ){0,3}?(?:with )?me\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     (re.compile(r"^i(?:'d| would) rather (?P<x>.+)$", re.I), "Would rather {x}"),
     (re.compile(r"^i(?:'d| would) like you to (?P<x>.+)$", re.I), "Wants you to {x}"),
     (
@@ -2188,6 +2210,15 @@ _OWN_ELSEWHERE: Final = re.compile(
 )
 
 
+#: How the person works best, what suits them best (revision 27): a preference, whatever
+#: the scorer reads in "I work ..." (an identity to it).
+_SUITS_ME: Final = re.compile(
+    r"i (?:work|think|focus|learn|concentrate|read) best\b|.{2,40}? (?:is|are|works?) "
+    r"(?:best|better) for (?:[\w-]+ ){0,3}?(?:with )?me\b",
+    re.I,
+)
+
+
 def judged(sentence: str) -> tuple[str, str, str, float] | None:
     """The rules' verdict on a sentence, weighed by the scorer, or the scorer's alone.
 
@@ -2216,6 +2247,7 @@ def judged(sentence: str) -> tuple[str, str, str, float] | None:
         and category not in _STANDS_AS
         and not (category == "commitment" and _PROMISED_ELSEWHERE.match(sentence))
         and not (category in ("identity", "preference") and _OWN_ELSEWHERE.match(sentence))
+        and not (category == "preference" and _SUITS_ME.match(sentence))
     ):
         category = better
     if (

@@ -1532,6 +1532,23 @@ def test_more_reports_of_what_is_wrong(said: str, category: str | None) -> None:
     assert found == ([category] if category else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: how the person works best, what suits them best
+        ("I work best with a checklist at the start", "preference"),
+        ("mornings are best for calls with me", "preference"),
+        # ... not a word on the thing at hand, nor a refusal to say
+        ("I'm not a fan of this colour", None),
+        ("I'm a huge fan of this library", None),
+        ("I'd rather not say", None),
+    ],
+)
+def test_how_the_person_works_best_is_a_preference(said: str, category: str | None) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == ([category] if category else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1592,6 +1609,7 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # written: 8/8 and 3/6; then output brought in by a lead: tuned on once since
         ("probe-tool2", 9, 3),
         ("heldout-labelled", 8, 5),
+        ("probe-pref", 11, 6),  # before revision 27: 9/12 and 4/6
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
