@@ -2295,7 +2295,7 @@ def _by_form(
         return hit  # a URL or a command piped into a shell: only a rule that asks keeps it
     for reader, replaces, category in _FORMS:
         if (hit is None or hit[3] < LEARNED or hit[0] in replaces) and reader(sentence):
-            if category == "convention" and _PROCEDURE_MINE.search(sentence):
+            if reader in _MINE_OR_OURS and _PROCEDURE_MINE.search(sentence):
                 category = "preference"
             hit = (category, category, _unfilled(sentence).strip(), LEARNED)
     return hit
@@ -3110,6 +3110,10 @@ _FORMS: Final = (
     (habitual, frozenset[str](), "convention"),
     (labelled_command, _TOOLED_OVER, "tool"),
 )
+#: The forms whose rule is the person's own when they speak of themselves ("if I ask for a
+#: summary, give me bullet points"); not what a kind of thing does ("patient records are
+#: kept in the box on my desk" is no preference).
+_MINE_OR_OURS: Final = (procedure, normative)
 
 
 #: What a sentence may name before the errand it asks for: one to five words, a comma
