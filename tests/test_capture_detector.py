@@ -1401,6 +1401,7 @@ def test_a_word_on_the_moment_is_no_statement(said: str, category: str | None) -
         ("every shift ends with a handover note", True),
         ("expenses under 50 euros don't need a receipt", True),
         ("prices on the menu include VAT", True),
+        ("expenses on my card need a receipt", True),  # not the person's own preference
         # ... not a state of the moment, an opinion, news, or one of them
         ("support tickets are piling up", False),
         ("promises are cheap", False),
