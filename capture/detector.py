@@ -2850,6 +2850,53 @@ _PAST: Final = re.compile(
 )
 
 
+def recurring(sentence: str) -> bool:
+    """What happens on a schedule (revision 27): "the dog goes to daycare on Wednesdays",
+    "the gym closes at 10 on weekdays", "bin collection is every other Tuesday", "we have
+    standup every day at 9:30", a fact. A subject that is not I or you (an article, our,
+    my, we or a bare noun first), a verb in the present, and a time that comes round:
+    on Mondays (a weekday in the plural), weekdays or weekends, every or each day, week,
+    month, morning, ... or weekday, twice or once a week, daily, weekly, monthly; nothing
+    wrong and never today's time."""
+    s = _unfilled(sentence)
+    return (
+        _RECURRING_SUBJECT.match(s) is not None
+        and _COMES_ROUND.search(s) is not None
+        and _TODAYS_TIME.search(s) is None
+        and _JUST_THIS.search(s) is None
+        and _PAST.search(s) is None
+        and not _reports_malfunction(s)
+    )
+
+
+_RECURRING_SUBJECT: Final = re.compile(
+    r"^(?:(?:the|our|my|their|all)(?:\s+(?!(?:that|which|who)\b)[\w'-]+){1,3}?|we|"
+    r"(?!(?:i|you|it|this|that|there|here|what|when|where|how|why|please|can|could|do|"
+    r"does|is|are|let's|on|in|at|for|by|with|from|to|of|and|or|but|so|yes|no|ok|okay)\b)"
+    r"[a-z][\w-]+(?:\s+(?!(?:that|which|who)\b)[a-z][\w-]+)?)\s+"
+    r"(?:(?:always|usually|only|normally)\s+)?"
+    r"(?:is|are|has|have|(?!(?:was|has|does|is|this|his|yes|us|its|thus|plus|always|"
+    r"sometimes|perhaps|unless|less|across|news|as|whereas)\b)[a-z]+(?<!ed)(?<!ing)(?<!ly)s|"
+    r"go|meet|come|close|open|start|end|run|happen|take|get|do)\b(?!,)",
+    re.I,
+)
+#: ... a time of today that makes it one event; a clock time does not ("the gym closes at
+#: 10 on weekdays").
+_TODAYS_TIME: Final = re.compile(
+    r"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week|time)|right now|"
+    r"for now)\b",
+    re.I,
+)
+_COMES_ROUND: Final = re.compile(
+    r"\b(?:on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|"
+    r"weekends)|(?:every|each) (?:other )?(?:day|week|month|year|morning|afternoon|evening|"
+    r"night|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"quarter)|(?:once|twice|three times) a (?:day|week|month|year)|daily|weekly|monthly|"
+    r"fortnightly|yearly|annually)\b",
+    re.I,
+)
+
+
 def labelled_command(sentence: str) -> bool:
     """A command under what it is for (revision 27): "to run the app locally: docker compose
     up", "local dev: `make dev`", "build with: cargo build --release", "deploy =
@@ -3109,6 +3156,7 @@ _FORMS: Final = (
     (placed, frozenset[str](), "fact"),
     (habitual, frozenset[str](), "convention"),
     (labelled_command, _TOOLED_OVER, "tool"),
+    (recurring, frozenset[str](), "fact"),
 )
 #: The forms whose rule is the person's own when they speak of themselves ("if I ask for a
 #: summary, give me bullet points"); not what a kind of thing does ("patient records are

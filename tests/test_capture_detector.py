@@ -1550,6 +1550,25 @@ def test_how_the_person_works_best_is_a_preference(said: str, category: str | No
     assert found == ([category] if category else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 27: what happens on a schedule
+        ("the dog goes to daycare on Wednesdays", True),
+        ("the gym closes at 10 on weekdays", True),
+        ("backups run every night at 2am UTC", True),
+        # ... not a topic, an answer for one piece of work, or today's
+        ("courier invoices, monthly", False),
+        ("the till export that goes to accounting every night", False),
+        ("weekly for this one", False),
+        ("the cleaner comes today", False),
+    ],
+)
+def test_what_happens_on_a_schedule_is_a_fact(said: str, kept: bool) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == (["fact"] if kept else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1614,6 +1633,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("probe-moved", 3, 4),  # (what moved where is kept, as a decision more than a fact)
         ("probe-wrong", 1, 7),
         ("probe-commit", 6, 5),  # no rule changed for it
+        # before it: probe-life 6/10 and 6/6, heldout-recurring 4/8 and 4/6
+        ("probe-life", 8, 6),
+        ("heldout-recurring", 8, 4),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
