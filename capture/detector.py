@@ -269,9 +269,14 @@ class Detector:
             # question: the "no" is not a correction, what follows it is the statement
             said[0] = _answer(said[0], asked)
         for n, sentence in enumerate(said):
-            d = self._sentence(sentence, turn)
-            if d is None and n == 0 and short is not None and asked is not None:
+            answer = n == 0 and short is not None and asked is not None
+            # a short answer is read with its question before the forms read it alone
+            # (revision 27: "50, sempre 50" after "Aulas de 45 ou 60 minutos?")
+            d = self._sentence(sentence, turn, forms=not answer)
+            if d is None and answer and short is not None and asked is not None:
                 d = self._answered(short, asked, turn)
+                if d is None and _by_form(sentence, None) is not None:
+                    d = self._sentence(sentence, turn)
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
         if len(found) > MAX_PER_TURN:
@@ -313,8 +318,9 @@ class Detector:
 
     # -- statements --------------------------------------------------------
 
-    def _sentence(self, sentence: str, turn: Turn) -> Detection | None:
-        """The memory in one sentence of a person's turn."""
+    def _sentence(self, sentence: str, turn: Turn, *, forms: bool = True) -> Detection | None:
+        """The memory in one sentence of a person's turn (``forms``: read by the forms of
+        revisions 26 and 27 too)."""
         if not_a_statement(sentence):
             self.counts["not-a-statement"] += 1
             return None
@@ -326,7 +332,8 @@ class Detector:
             self.counts["vetoed"] += 1
             return None
         hit = hit or _in_a_clause(sentence)
-        hit = _by_form(sentence, hit)
+        if forms:
+            hit = _by_form(sentence, hit)
         if decided(sentence) and not errand(sentence):
             if hit is None and len(sentence.split()) >= LEARNED_MIN_WORDS:
                 # "decidimos usar drizzle para la cola": a choice made, whatever else the
@@ -2295,10 +2302,23 @@ def _by_form(
         return hit  # a URL or a command piped into a shell: only a rule that asks keeps it
     for reader, replaces, category in _FORMS:
         if (hit is None or hit[3] < LEARNED or hit[0] in replaces) and reader(sentence):
-            if reader in _MINE_OR_OURS and _PROCEDURE_MINE.search(sentence):
+            if _the_persons_own(reader, sentence):
                 category = "preference"
             hit = (category, category, _unfilled(sentence).strip(), LEARNED)
     return hit
+
+
+def _the_persons_own(reader: Callable[[str], bool], sentence: str) -> bool:
+    """Whether what ``reader`` found is the person's own way, a preference: a procedure
+    or a rule said as one with I, me or my in it, or what always holds said of themselves
+    alone in another language ("ich trinke immer schwarzen Kaffee")."""
+    if reader in _MINE_OR_OURS:
+        return _PROCEDURE_MINE.search(sentence) is not None
+    return (
+        reader is always_elsewhere
+        and _I_ELSEWHERE.search(sentence) is not None
+        and _WE_ELSEWHERE.search(sentence) is None
+    )
 
 
 @lru_cache(maxsize=512)
@@ -2666,7 +2686,7 @@ def placed(sentence: str) -> bool:
     wrong (an error, a bug, the wrong one), and never with today's time or a day."""
     s = _unfilled(sentence)
     return (
-        _PLACED.match(s) is not None
+        (_PLACED.match(s) is not None or _PLACED_ELSEWHERE.match(s) is not None)
         and _ONE_OFF_TIME.search(s) is None
         and _PLACED_NOT.search(s) is None
     )
@@ -2690,6 +2710,19 @@ _PLACED: Final = re.compile(
     r"(?:by|with|through|via|on|in|at|to|from|under)|"
     r"lives?\s+(?:in|on|at|under)|ends?\s+up\s+(?:in|on|at)|runs?\s+on|"
     r"sits?\s+(?:in|on|behind)|talks?\s+to|owns?|points?\s+(?:to|at))\s+"
+    r"[^,;:!?]{1,60}?\s*[.!]?$",
+    re.I,
+)
+#: ... and what goes through something, in German, Spanish, French, Italian, Dutch and
+#: Portuguese (revision 27): "die Zahlungen laufen über Stripe", "los pagos van por
+#: Stripe", "les paiements passent par Stripe", "de betalingen lopen via Stripe".
+_PLACED_ELSEWHERE: Final = re.compile(
+    r"^(?:(?:die|der|das|unsere?|alle|los|las|nuestr[oa]s|les|nos|tous les|toutes les|i|"
+    r"gli|le|nostri|nostre|tutti i|tutte le|de|het|onze|os|as|nossos|nossas|todos os|"
+    r"todas as)\s+)?[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,2}?\s+"
+    r"(?:immer\s+|siempre\s+|toujours\s+|sempre\s+|altijd\s+)?"
+    r"(?:laufen|läuft|gehen|geht|van|va|pasan|pasa|passent|passe|passano|passa|lopen|loopt|"
+    r"gaan|gaat|passam)\s+(?:über|por|par|da|per|attraverso|via|pelo|pela)\s+"
     r"[^,;:!?]{1,60}?\s*[.!]?$",
     re.I,
 )
@@ -2894,6 +2927,44 @@ _COMES_ROUND: Final = re.compile(
     r"quarter)|(?:once|twice|three times) a (?:day|week|month|year)|daily|weekly|monthly|"
     r"fortnightly|yearly|annually)\b",
     re.I,
+)
+
+
+def always_elsewhere(sentence: str) -> bool:
+    """What always or never holds, said in German, French, Spanish, Portuguese, Italian or
+    Dutch (revision 27): "Rechnungen werden immer nach Jahr nummeriert", "on paie toujours
+    le 5 du mois suivant", "as legendas nunca passam de 42 caracteres por linha", a
+    convention (the person's preference when they speak of themselves alone: "ich trinke
+    immer schwarzen Kaffee"). The lexical scorer knows few words of these languages; the
+    parts label such sentences conventions. Not "as always" (wie immer, comme toujours,
+    como siempre, come sempre, zoals altijd), and at least three words."""
+    s = _unfilled(sentence)
+    return (
+        len(s.split()) >= 3
+        and _ALWAYS_ELSEWHERE.search(s) is not None
+        and _AS_ALWAYS.search(s) is None
+    )
+
+
+_ALWAYS_ELSEWHERE: Final = re.compile(
+    r"\b(?:immer|stets|niemals|siempre|nunca|jamás|toujours|jamais|sempre|altijd|nooit)\b",
+    re.I,
+)
+_AS_ALWAYS: Final = re.compile(
+    r"\b(?:wie immer|comme toujours|como siempre|como sempre|come sempre|zoals altijd|"
+    r"für immer|pour toujours|para siempre|para sempre|per sempre|voor altijd|"
+    r"de siempre|di sempre|immer noch|toujours pas|sempre più|ainda|encore)\b|"
+    # ... nor thanks or a word about the agent ("grazie mille, sei sempre gentile")
+    r"^(?:grazie|danke|merci|gracias|obrigad[oa]|bedankt|dank je)\b|"
+    r"\b(?:du bist|tu es|sei|eres|você é|je bent|vous êtes)\s+(?:immer|toujours|sempre|"
+    r"siempre|altijd)\b",
+    re.I,
+)
+#: ... the person alone, in those languages: "ich", "je", "yo", "eu", "io", "ik" and no
+#: "we" of theirs.
+_I_ELSEWHERE: Final = re.compile(r"\b(?:ich|je|j'|yo|eu|io|ik|mir|mich|moi|me)\b", re.I)
+_WE_ELSEWHERE: Final = re.compile(
+    r"\b(?:wir|uns|nous|on|nosotros|nosotras|nos|a gente|noi|ci|we|wij|ons)\b", re.I
 )
 
 
@@ -3157,6 +3228,7 @@ _FORMS: Final = (
     (habitual, frozenset[str](), "convention"),
     (labelled_command, _TOOLED_OVER, "tool"),
     (recurring, frozenset[str](), "fact"),
+    (always_elsewhere, frozenset[str](), "convention"),
 )
 #: The forms whose rule is the person's own when they speak of themselves ("if I ask for a
 #: summary, give me bullet points"); not what a kind of thing does ("patient records are

@@ -1569,6 +1569,34 @@ def test_what_happens_on_a_schedule_is_a_fact(said: str, kept: bool) -> None:
     assert found == (["fact"] if kept else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: what always or never holds, and what goes through something, in
+        # the other languages capture reads
+        ("Rechnungen werden immer nach Jahr nummeriert", "convention"),
+        ("les factures sont toujours numérotées par année", "convention"),
+        ("as faturas levam sempre o número do pedido", "convention"),
+        ("die Zahlungen laufen über Stripe", "fact"),
+        ("de betalingen lopen via Stripe", "fact"),
+        # ... not "as always", "still", thanks, nor "you are always"
+        ("como siempre, gracias por la ayuda", None),
+        ("ça ne marche toujours pas", None),
+        ("grazie mille, sei sempre gentile", None),
+    ],
+)
+def test_what_always_holds_in_another_language(said: str, category: str | None) -> None:
+    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert found == ([category] if category else []), found
+
+
+def test_a_short_answer_is_read_with_its_question_before_the_forms() -> None:
+    # revision 27: "50, sempre 50" alone says nothing; with its question it is a rule
+    found = detect(_turns(("A", "Aulas de 45 ou 60 minutos?"), ("U", "50, sempre 50")))
+    assert [d.category for d in found] == ["convention"], found
+    assert found[0].text.startswith("Aulas de 45 ou 60 minutos?"), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1636,6 +1664,11 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # before it: probe-life 6/10 and 6/6, heldout-recurring 4/8 and 4/6
         ("probe-life", 8, 6),
         ("heldout-recurring", 8, 4),  # held out
+        # before it: probe-else2 1/14 and 4/4, heldout-else2 2/10 and 5/6; run once as
+        # written: 10/10 and 4/6 ("grazie mille, sei sempre gentile" kept), then thanks and
+        # "you are always" left out: tuned on once since
+        ("probe-else2", 12, 4),
+        ("heldout-else2", 10, 5),
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
