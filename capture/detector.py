@@ -254,6 +254,7 @@ class Detector:
         if len(words) < len(text.strip()) // 2:
             self.counts["quoted"] += 1
         said = [_OK_TAG.sub("", x) for x in _told_fixes_joined(sentences(words))]
+        ruled = _items_under_rules(words)
         short = None
         if asked is not None and said and _replies_to_offer(said[0], asked):
             # "Want me to add tests too?" "no, that's all for now": the work at hand
@@ -277,6 +278,17 @@ class Detector:
                 d = self._answered(short, asked, turn)
                 if d is None and _by_form(sentence, None) is not None:
                     d = self._sentence(sentence, turn)
+            if (
+                (d is None or d.confidence < LEARNED or d.category == "fact")
+                and ruled
+                and _ruled(sentence, ruled)
+            ):
+                # an item of a list the person heads as rules ("house rules:\n- invoices
+                # in EUR only"): a rule of the place, however short, and not a fact
+                # (revision 27)
+                d = self._detection(
+                    ("convention", "convention", _unfilled(sentence).strip(), LEARNED), turn
+                )
             if d is not None and not any(same(d.text, f.text) for f in found):
                 found.append(d)
         if len(found) > MAX_PER_TURN:
@@ -2306,6 +2318,54 @@ def _by_form(
                 category = "preference"
             hit = (category, category, _unfilled(sentence).strip(), LEARNED)
     return hit
+
+
+def _items_under_rules(words: str) -> list[str]:
+    """The items of a list the person heads as rules (revision 27): a line that names
+    rules, conventions, guidelines, a house style, how things are done here, what to note
+    or keep in mind, and ends with a colon, then the items marked "-", "*", "+", "•",
+    "1." or "1)" under it, up to the first line that is none."""
+    if ":" not in words:
+        return []
+    items: list[str] = []
+    under = False
+    for line in words.splitlines():
+        if _RULES_LEAD.search(line):
+            under = True
+            continue
+        if under and _ITEM_MARK.match(line):
+            items.append(_ITEM_MARK.sub("", line).strip())
+        elif line.strip() or not items:
+            under = False if line.strip() else under
+    return items
+
+
+def _ruled(sentence: str, items: list[str]) -> bool:
+    """Whether ``sentence`` is (part of) one of ``items``, and a statement at all: not a
+    question, an errand, a word on the moment, a URL or a piped shell, and two words or
+    more."""
+    s = sentence.strip()
+    return (
+        len(s.split()) >= 2
+        and any(s in item for item in items)
+        and not not_a_statement(s)
+        and not errand(s)
+        and _CARRIES_PAYLOAD.search(s) is None
+        and not _reports_malfunction(s)
+    )
+
+
+#: A line that heads a list of rules: "house rules:", "a few conventions:", "how we do
+#: things here:", "please note:", "keep in mind:", in English and the other languages
+#: capture reads; not a list of today's tasks or steps.
+_RULES_LEAD: Final = re.compile(
+    r"^(?!.*\b(?:todo|to-do|to do|today|tonight|tasks?|steps?|plan|agenda|errands?)\b)"
+    r".{0,60}\b(?:rules?|conventions?|guidelines?|house style|style guide|standards?|"
+    r"polic(?:y|ies)|how we (?:do|work|write|name)|the way we|please note|keep in mind|"
+    r"things to know|note these|remember these|dos and don'?ts|regeln|règles|reglas|regole|"
+    r"regels|regras|konventionen)\b[^:\n]{0,40}:\s*$",
+    re.I,
+)
 
 
 def _the_persons_own(reader: Callable[[str], bool], sentence: str) -> bool:

@@ -1597,6 +1597,22 @@ def test_a_short_answer_is_read_with_its_question_before_the_forms() -> None:
     assert found[0].text.startswith("Aulas de 45 ou 60 minutos?"), found
 
 
+def test_the_items_of_a_list_headed_as_rules_are_conventions() -> None:
+    # revision 27: each item a rule of the place, however short
+    said = (
+        "a few house rules:\n- invoices in EUR only\n- no work on Sundays\n"
+        "- client names never in commit messages"
+    )
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == ["convention"] * 3, found
+    assert found[0].text == "Invoices in EUR only"
+    # ... not a list of today's tasks, nor items under a lead that names no rules
+    todo = "todo for today:\n- fix the footer\n- update the prices\n- call the printer"
+    assert [d for d in detect(_turns(("U", todo))) if d.confidence >= 0.6] == []
+    pasted = "things we saw:\n- invoices in EUR only\n- no work on Sundays"
+    assert "Invoices in EUR only" not in [d.text for d in detect(_turns(("U", pasted)))]
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
