@@ -1709,6 +1709,7 @@ def _briefs() -> dict[str, list[tuple[list[str], str]]]:
             sections[name] = []
         elif line.strip() and not line.startswith("#"):
             want, said = line.split(" | ", 1)
+            said = said.replace("\\n", "\n")
             sections[name].append(([] if want == "none" else want.split(","), said))
     return sections
 
@@ -1720,6 +1721,10 @@ def _briefs() -> dict[str, list[tuple[list[str], str]]]:
         # right and 6 wrong (11 labelled); heldout-briefs 11 right and 10 wrong (15)
         ("probe-briefs", 7, 5),
         ("heldout-briefs", 11, 9),  # held out, run once (11 and 10), then tuned on once
+        # lists, before (6c177bf): probe-lists 5 right and 1 wrong (10 labelled),
+        # heldout-lists 1 and 1 (11)
+        ("probe-lists", 6, 2),
+        ("heldout-lists", 10, 1),  # held out
     ],
 )
 def test_the_briefs_as_measured(section: str, right: int, wrong: int) -> None:
