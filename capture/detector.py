@@ -3028,6 +3028,44 @@ _WE_ELSEWHERE: Final = re.compile(
 )
 
 
+def tool_for(sentence: str) -> bool:
+    """Which tool for which piece of the work, in shorthand (revision 27): "poetry for deps,
+    pytest for tests", "alembic for migrations", "Sentry for errors, Grafana for metrics",
+    a tool usage: one or more "<a tool of one or two words> for <a piece of the work>"
+    joined by commas, "and" or semicolons, and nothing else."""
+    return _TOOL_FOR.match(_unfilled(sentence)) is not None
+
+
+_WORK_PIECE: Final = (
+    r"(?:(?:the |all |our )?(?:unit |e2e |integration |end-to-end )?"
+    r"(?:deps|dependencies|packages|package management|tests|testing|linting|lint|"
+    r"formatting|format|migrations|errors|error tracking|logs|logging|metrics|monitoring|"
+    r"alerts|alerting|deploys|deployments|deploying|builds|building|ci|docs|documentation|"
+    r"auth|authentication|payments|billing|emails?|mail|queues?|jobs|background jobs|cron|"
+    r"caching|cache|search|storage|hosting|analytics|state|state management|routing|"
+    r"styling|styles|css|types|type ?checking|bundling|releases|secrets|backups|"
+    r"feature flags|translations|i18n|forms|validation|orm|database|db|dns|cdn|"
+    r"screenshots|load tests|benchmarks|profiling|scheduling|invoices|invoicing|"
+    r"newsletters?|bookings?|accounting|bookkeeping|chat|support tickets|tickets))"
+)
+_A_TOOL: Final = (
+    r"(?!(?:the|a|an|this|that|one|two|three|thanks|thank|me|you|us|them|it|coffee|"
+    r"tickets?)\b)[\w.@/+-]+(?:\s+(?!for\b)[\w.@/+-]+)?"
+)
+_TOOL_FOR: Final = re.compile(
+    r"^"
+    + _A_TOOL
+    + r"\s+for\s+"
+    + _WORK_PIECE
+    + r"(?:\s*(?:,|;|\band\b|,\s*and\b)\s*"
+    + _A_TOOL
+    + r"\s+for\s+"
+    + _WORK_PIECE
+    + r")*\s*[.!]?$",
+    re.I,
+)
+
+
 def labelled_command(sentence: str) -> bool:
     """A command under what it is for (revision 27): "to run the app locally: docker compose
     up", "local dev: `make dev`", "build with: cargo build --release", "deploy =
@@ -3288,6 +3326,7 @@ _FORMS: Final = (
     (habitual, frozenset[str](), "convention"),
     (labelled_command, _TOOLED_OVER, "tool"),
     (recurring, frozenset[str](), "fact"),
+    (tool_for, _TOOLED_OVER, "tool"),
     (always_elsewhere, frozenset[str](), "convention"),
 )
 #: The forms whose rule is the person's own when they speak of themselves ("if I ask for a

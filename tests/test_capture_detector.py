@@ -1504,6 +1504,11 @@ def test_the_work_at_hand_is_no_statement(said: str, kept: bool) -> None:
         ("to run the app locally: docker compose up", "tool"),
         ("local dev: `make dev`", "tool"),
         ("deploy = ./deploy.sh prod", "tool"),
+        # ... and which tool for which piece of the work, in shorthand
+        ("poetry for deps, pytest for tests", "tool"),
+        ("Sentry for errors, Grafana for metrics", "tool"),
+        ("thanks for the quick fix", None),
+        ("tickets for the concert", None),
         # ... not output brought in by a lead, nor a step of today's work
         ("stderr: `make build` failed with exit 2", None),
         ("error: npm run dev exits with code 1", None),
@@ -1685,6 +1690,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # "you are always" left out: tuned on once since
         ("probe-else2", 12, 4),
         ("heldout-else2", 10, 5),
+        # before it: probe-for 0/5 and 3/4, heldout-for 0/6 and 6/6
+        ("probe-for", 4, 3),
+        ("heldout-for", 6, 6),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
