@@ -932,7 +932,10 @@ _HYPOTHETICAL: Final = re.compile(
     # revision 24: an idea being weighed ("I'm thinking of moving the cron jobs to a queue")
     r"(?:i'?m|we'?re|i am|we are) (?:thinking (?:of|about)|considering|toying with)|"
     r"if (?:i|we|you|it|they) (?:were|had|used|went|switched|moved|preferred|wanted)|"
-    r"would(?:n't)? have|would be|would that|if only)\b",
+    r"would(?:n't)? have|would be|would that|if only|"
+    # revision 27: not sure, maybe, perhaps in the other languages capture reads
+    r"nicht sicher|vielleicht|pas sûre?|peut-être|no estoy segur[oa]|quizás?|tal vez|"
+    r"non sono sicur[oa]|forse|não tenho certeza|não sei se|talvez|niet zeker|misschien)\b",
     re.I,
 )
 _REPORTED: Final = re.compile(

@@ -1588,6 +1588,9 @@ def test_what_happens_on_a_schedule_is_a_fact(said: str, kept: bool) -> None:
         ("como siempre, gracias por la ayuda", None),
         ("ça ne marche toujours pas", None),
         ("grazie mille, sei sempre gentile", None),
+        # ... and not sure or maybe in those languages is a hypothetical
+        ("je ne suis pas sûr", None),
+        ("vielleicht immer Postgres, ich weiß es nicht", None),
     ],
 )
 def test_what_always_holds_in_another_language(said: str, category: str | None) -> None:
@@ -1693,6 +1696,7 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # before it: probe-for 0/5 and 3/4, heldout-for 0/6 and 6/6
         ("probe-for", 4, 3),
         ("heldout-for", 6, 6),  # held out
+        ("probe-else3", 12, 3),  # before revision 27: 12/15 and 2/3
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
