@@ -3689,8 +3689,22 @@ def scope_of(category: str, text: str) -> str:
     if category == "identity":
         return "user" if personal else "project"
     if category in ("remember", "fact"):
-        return "user" if personal and not _PROJECT.search(text) else "project"
+        # revision 27: or of the person's life, said without "my" ("the dog goes to daycare
+        # on Wednesdays", "our landlord only takes bank transfers")
+        life = _LIFE.search(text) is not None
+        rest = _LIFE.sub(" ", text) if life else text  # "our landlord" is not the team's
+        return "user" if (personal or life) and not _PROJECT.search(rest) else "project"
     return "project"
+
+
+#: What belongs to a person's life, not to a piece of work (revision 27).
+_LIFE: Final = re.compile(
+    r"\b(?:the|our)\s+(?:dogs?|cats?|kids|children|son|daughter|twins|baby|wife|husband|"
+    r"mum|mom|dad|parents|grandparents|dentist|doctor|gp|p(?:a)?ediatrician|gym|"
+    r"landlord|landlady|cleaner|babysitter|nanny|flat|apartment|allotment|neighbours?|"
+    r"neighbors?|car|rent|mortgage)\b|\bbin (?:collection|day)\b|\bschool run\b",
+    re.I,
+)
 
 
 # -- tool output ----------------------------------------------------------------

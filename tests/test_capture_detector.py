@@ -1575,6 +1575,22 @@ def test_what_happens_on_a_schedule_is_a_fact(said: str, kept: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "scope"),
+    [
+        # revision 27: a fact of the person's life, said without "my", is the user's
+        ("the dog goes to daycare on Wednesdays", "user"),
+        ("our landlord only takes bank transfers", "user"),
+        # ... not one of the work
+        ("backups run every night at 2am UTC", "project"),
+        ("payments go through Stripe", "project"),
+    ],
+)
+def test_a_fact_of_the_persons_life_is_theirs(said: str, scope: str) -> None:
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [(d.category, d.scope) for d in found] == [("fact", scope)], found
+
+
+@pytest.mark.parametrize(
     ("said", "category"),
     [
         # revision 27: what always or never holds, and what goes through something, in
