@@ -279,13 +279,13 @@ class Detector:
                 if d is None and _by_form(sentence, None) is not None:
                     d = self._sentence(sentence, turn)
             if (
-                (d is None or d.confidence < LEARNED or d.category == "fact")
+                (d is None or d.confidence < LEARNED or d.category in ("fact", "correction"))
                 and ruled
                 and _ruled(sentence, ruled)
             ):
                 # an item of a list the person heads as rules ("house rules:\n- invoices
-                # in EUR only"): a rule of the place, however short, and not a fact
-                # (revision 27)
+                # in EUR only"): a rule of the place, however short, not a fact, nor a
+                # correction ("- no exclamation marks in headlines") (revision 27)
                 d = self._detection(
                     ("convention", "convention", _unfilled(sentence).strip(), LEARNED), turn
                 )

@@ -1630,6 +1630,10 @@ def test_the_items_of_a_list_headed_as_rules_are_conventions() -> None:
     found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
     assert [d.category for d in found] == ["convention"] * 3, found
     assert found[0].text == "Invoices in EUR only"
+    # ... a correction's form too, in such a list
+    said = "our style guide:\n* Oxford comma yes\n* no exclamation marks in headlines"
+    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    assert [d.category for d in found] == ["convention"] * 2, found
     # ... not a list of today's tasks, nor items under a lead that names no rules
     todo = "todo for today:\n- fix the footer\n- update the prices\n- call the printer"
     assert [d for d in detect(_turns(("U", todo))) if d.confidence >= 0.6] == []
@@ -1752,7 +1756,7 @@ def _briefs() -> dict[str, list[tuple[list[str], str]]]:
         # lists, before (6c177bf): probe-lists 5 right and 1 wrong (10 labelled),
         # heldout-lists 1 and 1 (11)
         ("probe-lists", 6, 2),
-        ("heldout-lists", 10, 1),  # held out
+        ("heldout-lists", 11, 0),  # held out, run once (10 and 1), then tuned on once
     ],
 )
 def test_the_briefs_as_measured(section: str, right: int, wrong: int) -> None:
