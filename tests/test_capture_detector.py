@@ -39,6 +39,11 @@ def _turns(*pairs: tuple[str, str]) -> list[Turn]:
     ]
 
 
+def _stored(said: str) -> list[Detection]:
+    """What a person's turn of ``said`` alone stores (a candidate is not stored)."""
+    return [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+
+
 def _one(text: str) -> Detection | None:
     found = detect(_turns(("U", text)))
     assert len(found) <= 1, found
@@ -1267,7 +1272,7 @@ def test_a_report_of_what_is_wrong_today_is_not_kept(said: str, kept: bool) -> N
     ],
 )
 def test_a_procedure_is_a_convention(said: str, category: str | None) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == ([category] if category else []), found
 
 
@@ -1287,7 +1292,7 @@ def test_a_procedure_is_a_convention(said: str, category: str | None) -> None:
     ],
 )
 def test_how_to_answer_the_person_is_a_preference(said: str, kept: bool) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == (["preference"] if kept else []), found
 
 
@@ -1307,7 +1312,7 @@ def test_how_to_answer_the_person_is_a_preference(said: str, kept: bool) -> None
     ],
 )
 def test_which_tool_does_the_work_is_a_tool_usage(said: str, category: str) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == [category] if category == "tool" else "tool" not in found, found
 
 
@@ -1333,7 +1338,7 @@ def test_which_tool_does_the_work_is_a_tool_usage(said: str, category: str) -> N
     ],
 )
 def test_where_a_thing_is_kept_is_a_fact(said: str, kept: bool) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == (["fact"] if kept else []), found
 
 
@@ -1353,7 +1358,7 @@ def test_where_a_thing_is_kept_is_a_fact(said: str, kept: bool) -> None:
     ],
 )
 def test_a_command_to_run_once_is_an_errand(said: str, category: str | None) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == ([category] if category else []), found
 
 
@@ -1367,7 +1372,7 @@ def test_a_command_to_run_once_is_an_errand(said: str, category: str | None) -> 
     ],
 )
 def test_more_leads_of_a_correction(said: str, stored: str) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == ["correction"], found
     assert found[0].text.startswith(stored), found
 
@@ -1388,7 +1393,7 @@ def test_more_leads_of_a_correction(said: str, stored: str) -> None:
     ],
 )
 def test_a_word_on_the_moment_is_no_statement(said: str, category: str | None) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == ([category] if category else []), found
 
 
@@ -1411,7 +1416,7 @@ def test_a_word_on_the_moment_is_no_statement(said: str, category: str | None) -
     ],
 )
 def test_what_a_kind_of_thing_always_does_is_a_convention(said: str, kept: bool) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     # (a control may hold what the scorer finds on its own: "the minutes from Tuesday are
     # in the folder" is a fact to it)
     assert found == ["convention"] if kept else "convention" not in found, found
@@ -1441,7 +1446,7 @@ def test_no_form_keeps_a_url_or_a_piped_shell(said: str) -> None:
     ],
 )
 def test_more_leads_of_a_request_to_remember(said: str, stored: str) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == ["remember"], found
     assert found[0].text.startswith(stored), found
 
@@ -1461,7 +1466,7 @@ def test_more_leads_of_a_request_to_remember(said: str, stored: str) -> None:
     ],
 )
 def test_more_of_who_the_person_is(said: str, kept: bool) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == (["identity"] if kept else []), found
 
 
@@ -1476,7 +1481,7 @@ def test_more_of_who_the_person_is(said: str, kept: bool) -> None:
     ],
 )
 def test_what_took_the_place_of_what_is_gone_stands(said: str, kept: bool) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert bool(found) == kept, found
 
 
@@ -1493,7 +1498,7 @@ def test_what_took_the_place_of_what_is_gone_stands(said: str, kept: bool) -> No
     ],
 )
 def test_the_work_at_hand_is_no_statement(said: str, kept: bool) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert bool(found) == kept, found
 
 
@@ -1516,7 +1521,7 @@ def test_the_work_at_hand_is_no_statement(said: str, kept: bool) -> None:
     ],
 )
 def test_a_command_under_what_it_is_for_is_a_tool_usage(said: str, category: str | None) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == ([category] if category else []), found
 
 
@@ -1534,7 +1539,7 @@ def test_a_command_under_what_it_is_for_is_a_tool_usage(said: str, category: str
     ],
 )
 def test_more_reports_of_what_is_wrong(said: str, category: str | None) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == ([category] if category else []), found
 
 
@@ -1551,7 +1556,7 @@ def test_more_reports_of_what_is_wrong(said: str, category: str | None) -> None:
     ],
 )
 def test_how_the_person_works_best_is_a_preference(said: str, category: str | None) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == ([category] if category else []), found
 
 
@@ -1570,7 +1575,7 @@ def test_how_the_person_works_best_is_a_preference(said: str, category: str | No
     ],
 )
 def test_what_happens_on_a_schedule_is_a_fact(said: str, kept: bool) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == (["fact"] if kept else []), found
 
 
@@ -1586,7 +1591,7 @@ def test_what_happens_on_a_schedule_is_a_fact(said: str, kept: bool) -> None:
     ],
 )
 def test_a_fact_of_the_persons_life_is_theirs(said: str, scope: str) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [(d.category, d.scope) for d in found] == [("fact", scope)], found
 
 
@@ -1610,7 +1615,7 @@ def test_a_fact_of_the_persons_life_is_theirs(said: str, scope: str) -> None:
     ],
 )
 def test_what_always_holds_in_another_language(said: str, category: str | None) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == ([category] if category else []), found
 
 
@@ -1627,12 +1632,12 @@ def test_the_items_of_a_list_headed_as_rules_are_conventions() -> None:
         "a few house rules:\n- invoices in EUR only\n- no work on Sundays\n"
         "- client names never in commit messages"
     )
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == ["convention"] * 3, found
     assert found[0].text == "Invoices in EUR only"
     # ... a correction's form too, in such a list
     said = "our style guide:\n* Oxford comma yes\n* no exclamation marks in headlines"
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == ["convention"] * 2, found
     # ... not a list of today's tasks, nor items under a lead that names no rules
     todo = "todo for today:\n- fix the footer\n- update the prices\n- call the printer"
@@ -1725,7 +1730,7 @@ def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: i
     regression, one that raises a held-out section's was tuned on it and must say so."""
     right = [0, 0]
     for want, said in _phrasings()[section]:
-        found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+        found = [d.category for d in _stored(said)]
         got = found[0] if found else "none"
         right[want == "none"] += got == want
     assert right[0] >= rules_right and right[1] >= none_right, right
@@ -1764,7 +1769,7 @@ def test_the_briefs_as_measured(section: str, right: int, wrong: int) -> None:
     labelled category counted at most as often as labelled) and how many wrong."""
     got_right = got_wrong = 0
     for want, said in _briefs()[section]:
-        found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+        found = [d.category for d in _stored(said)]
         ok = sum(min(found.count(c), want.count(c)) for c in set(want))
         got_right += ok
         got_wrong += len(found) - ok
@@ -1811,7 +1816,7 @@ def test_a_turn_keeps_its_surest_three_in_the_order_said() -> None:
     ],
 )
 def test_a_rule_said_as_one_is_a_convention(said: str, kept: bool) -> None:
-    found = [d for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = _stored(said)
     assert [d.category for d in found] == (["convention"] if kept else []), found
 
 
@@ -1837,7 +1842,7 @@ def test_a_rule_said_as_one_is_a_convention(said: str, kept: bool) -> None:
     ],
 )
 def test_a_procedure_in_another_language(said: str, kept: bool) -> None:
-    found = [d.category for d in detect(_turns(("U", said))) if d.confidence >= 0.6]
+    found = [d.category for d in _stored(said)]
     assert found == (["convention"] if kept else []), found
 
 
