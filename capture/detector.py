@@ -2414,6 +2414,36 @@ def procedure(sentence: str) -> bool:
     )
 
 
+def standing_step(sentence: str) -> bool:
+    """A step in the imperative said to hold whenever its moment comes (revision 27): "run
+    the tests after every change", "check the README before changing the build", "use
+    type hints everywhere", "ask me one question at a time", a convention (the person's
+    preference when it speaks of them). The step's first word as a procedure's; the
+    sentence ends with what makes it general: after/before every or each ..., before
+    doing ..., every time or whenever ..., everywhere, at all times, in or for all/every/
+    each ..., one ... at a time. Never with today's time, nor for one piece of work."""
+    s = _unfilled(sentence)
+    m = _STANDING_STEP.match(s)
+    if m is None or _ONE_OFF_TIME.search(s) or _JUST_THIS.search(s):
+        return False
+    verb = m.group("verb")
+    return (
+        verb.islower()
+        and verb.casefold() not in _NOT_A_STEP
+        and not verb.casefold().endswith(("ing", "ed", "ly"))
+        and m.group("after").casefold() not in _SUBJECT_OF
+    )
+
+
+_STANDING_STEP: Final = re.compile(
+    r"^(?:(?:please|pls|always|just)\s+)?(?P<verb>[a-z][a-z-]*)\s+(?P<after>[\w'-]+)\b"
+    r"[^,;:!?]{0,80}?\s+(?:(?:after|before) (?:every|each|any) \w+(?: \w+)?|"
+    r"before (?:you |we )?\w+ing\b[^,;:!?]{0,40}|(?:every|each) time\b[^,;:!?]{0,40}|"
+    r"whenever\b[^,;:!?]{0,60}|everywhere|at all times|"
+    r"(?:in|for) (?:all|every|each) \w+(?: \w+)?|one \w+ at a time)\s*[.!]?$",
+)
+
+
 def _procedure_elsewhere(sentence: str) -> bool:
     """A procedure in German, French, Spanish, Portuguese, Italian or Dutch (revision 26):
     "wenn/cuando/quand/quando/se/als ... <situation>, <step>", the step's first word lower
@@ -3330,12 +3360,13 @@ _FORMS: Final = (
     (labelled_command, _TOOLED_OVER, "tool"),
     (recurring, frozenset[str](), "fact"),
     (tool_for, _TOOLED_OVER, "tool"),
+    (standing_step, frozenset[str](), "convention"),
     (always_elsewhere, frozenset[str](), "convention"),
 )
 #: The forms whose rule is the person's own when they speak of themselves ("if I ask for a
 #: summary, give me bullet points"); not what a kind of thing does ("patient records are
 #: kept in the box on my desk" is no preference).
-_MINE_OR_OURS: Final = (procedure, normative)
+_MINE_OR_OURS: Final = (procedure, normative, standing_step)
 
 
 #: What a sentence may name before the errand it asks for: one to five words, a comma

@@ -1646,6 +1646,23 @@ def test_the_items_of_a_list_headed_as_rules_are_conventions() -> None:
     assert "Invoices in EUR only" not in [d.text for d in detect(_turns(("U", pasted)))]
 
 
+@pytest.mark.parametrize(
+    ("said", "category"),
+    [
+        # revision 27: a step said to hold whenever its moment comes
+        ("run the tests after every change", "convention"),
+        ("check the README before changing the build", "convention"),
+        ("ask me one question at a time", "preference"),
+        # ... not for one piece of work, nor today's
+        ("update the changelog after this release", None),
+        ("back up the database before lunch", None),
+    ],
+)
+def test_a_step_said_to_hold_whenever_its_moment_comes(said: str, category: str | None) -> None:
+    found = [d.category for d in _stored(said)]
+    assert found == ([category] if category else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1722,6 +1739,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         ("probe-for", 4, 3),
         ("heldout-for", 6, 6),  # held out
         ("probe-else3", 12, 3),  # before revision 27: 12/15 and 2/3
+        # before it: probe-agent 3/12 and 6/6, heldout-standing 0/8 and 6/6
+        ("probe-agent", 6, 6),
+        ("heldout-standing", 6, 6),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
