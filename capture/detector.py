@@ -2444,6 +2444,31 @@ _STANDING_STEP: Final = re.compile(
 )
 
 
+def everyone_does(sentence: str) -> bool:
+    """What everyone, or no one, here does (revision 27): "nobody deploys on Fridays", "no
+    one touches the billing module without Greg", "everyone signs the visitor book", a
+    convention. A verb in the present after nobody, no one, everyone, everybody or each of
+    us, and not one of being, knowing or feeling ("no one is here yet", "nobody knows
+    why", "everyone loves it"); never with today's time."""
+    s = _unfilled(sentence)
+    return (
+        _EVERYONE_DOES.match(s) is not None
+        and _ONE_OFF_TIME.search(s) is None
+        and _PAST.search(s) is None
+        and not _reports_malfunction(s)
+    )
+
+
+_EVERYONE_DOES: Final = re.compile(
+    r"^(?:nobody|no one|no-one|everyone|everybody|each of us|all of us)\s+"
+    r"(?:(?:ever|always|only|usually)\s+)?"
+    r"(?!(?:is|was|has|does|knows|loves|likes|hates|wants|thinks|seems|looks|feels|cares|"
+    r"gets it|says|said|told|tells|asks|asked|answered|remembers|understands|needs)\b)"
+    r"[a-z]+(?<!ss)s\s+\S.*$",
+    re.I,
+)
+
+
 def _procedure_elsewhere(sentence: str) -> bool:
     """A procedure in German, French, Spanish, Portuguese, Italian or Dutch (revision 26):
     "wenn/cuando/quand/quando/se/als ... <situation>, <step>", the step's first word lower
@@ -3361,6 +3386,7 @@ _FORMS: Final = (
     (recurring, frozenset[str](), "fact"),
     (tool_for, _TOOLED_OVER, "tool"),
     (standing_step, frozenset[str](), "convention"),
+    (everyone_does, frozenset(["fact", "correction", "identity"]), "convention"),
     (always_elsewhere, frozenset[str](), "convention"),
 )
 #: The forms whose rule is the person's own when they speak of themselves ("if I ask for a

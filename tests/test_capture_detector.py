@@ -1663,6 +1663,24 @@ def test_a_step_said_to_hold_whenever_its_moment_comes(said: str, category: str 
     assert found == ([category] if category else []), found
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # revision 27: what everyone, or no one, here does
+        ("nobody deploys on Fridays", True),
+        ("no one touches the billing module without Greg", True),
+        ("everyone signs the visitor book", True),
+        # ... not what happened, what is, what is known or felt
+        ("nobody answered the phone", False),
+        ("nobody knows why it fails", False),
+        ("everyone loved the demo", False),
+    ],
+)
+def test_what_everyone_here_does_is_a_convention(said: str, kept: bool) -> None:
+    found = [d.category for d in _stored(said)]
+    assert found == (["convention"] if kept else []), found
+
+
 def _phrasings() -> dict[str, list[tuple[str, str]]]:
     sections: dict[str, list[tuple[str, str]]] = {}
     name = ""
@@ -1742,6 +1760,9 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # before it: probe-agent 3/12 and 6/6, heldout-standing 0/8 and 6/6
         ("probe-agent", 6, 6),
         ("heldout-standing", 6, 6),  # held out
+        # before it: probe-nobody 0/6 and 5/6, heldout-everyone 0/5 and 5/5
+        ("probe-nobody", 6, 5),
+        ("heldout-everyone", 5, 5),  # held out
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
