@@ -1237,6 +1237,29 @@ _IDENTITY: Final = (
         "{X}",
     ),
     (re.compile(r"^i(?:'m| am) the one who (?P<x>.+)$", re.I), "User is the one who {x}"),
+    # revision 27: who does which piece of the work or of the place, by name ("Lena looks
+    # after the social media", "Ahmed does the payroll"), and who holds a role ("the
+    # accountant is Mrs Novak")
+    (
+        re.compile(
+            r"^(?P<x>(?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))? (?:looks after|takes care of|"
+            r"is in charge of|is responsible for|does (?:the|our|all the|all our))\b.+)$",
+            re.I,
+        ),
+        "{X}",
+    ),
+    (
+        re.compile(
+            r"^(?P<x>(?:the|our) (?:accountant|lawyer|solicitor|notary|designer|boss|manager|"
+            r"landlord|landlady|contact|lead|owner|maintainer|admin|editor|translator|"
+            r"bookkeeper|tax advisor|tax adviser|agent|supervisor|advisor|adviser|"
+            r"product owner|team lead|tech lead|project manager|office manager|"
+            r"[\w-]+ manager) (?:is|is called) (?-i:(?:Mr|Mrs|Ms|Dr|Herr|Frau)\.? )?"
+            r"(?-i:[A-Z][\w'-]+)(?: (?-i:[A-Z][\w'-]+))?\b.*)$",
+            re.I,
+        ),
+        "{X}",
+    ),
     # revision 27: the person's age, and the children (or pets) they have ("I'm 67 and
     # not very good with computers", "I've got two kids under five")
     (

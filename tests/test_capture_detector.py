@@ -1459,6 +1459,10 @@ def test_more_leads_of_a_request_to_remember(said: str, stored: str) -> None:
         ("I'm left-handed", True),
         ("I've got two kids under five", True),
         ("I'm a native Dutch speaker", True),
+        # ... and who does which work by name, who holds a role
+        ("Ahmed does the payroll", True),
+        ("Lena looks after the social media", True),
+        ("the accountant is Mrs Novak", True),
         # ... not where they are or what they do at the moment
         ("I'm 5 minutes away", False),
         ("I've got a question", False),
@@ -1763,6 +1767,7 @@ def _phrasings() -> dict[str, list[tuple[str, str]]]:
         # before it: probe-nobody 0/6 and 5/6, heldout-everyone 0/5 and 5/5
         ("probe-nobody", 6, 5),
         ("heldout-everyone", 5, 5),  # held out
+        ("probe-team", 5, 4),  # before revision 27: 2/7 and 4/4
     ],
 )
 def test_the_phrasings_as_measured(section: str, rules_right: int, none_right: int) -> None:
