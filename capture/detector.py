@@ -276,8 +276,13 @@ class Detector:
             d = self._sentence(sentence, turn, forms=not answer)
             if d is None and answer and short is not None and asked is not None:
                 d = self._answered(short, asked, turn)
-                if d is None and _by_form(sentence, None) is not None:
-                    d = self._sentence(sentence, turn)
+                if (
+                    d is None
+                    and _by_form(sentence, None) is not None
+                    and not not_a_statement(sentence)
+                    and not errand(sentence)
+                ):
+                    d = self._sentence(sentence, turn)  # read once more, by the forms
             if (
                 (d is None or d.confidence < LEARNED or d.category in ("fact", "correction"))
                 and ruled
@@ -2350,7 +2355,7 @@ def _items_under_rules(words: str) -> list[str]:
     """The items of a list the person heads as rules (revision 27): a line that names
     rules, conventions, guidelines, a house style, how things are done here, what to note
     or keep in mind, and ends with a colon, then the items marked "-", "*", "+", "•",
-    "1." or "1)" under it, up to the first line that is none."""
+    "1." or "1)" under it, up to the first line that is neither an item nor blank."""
     if ":" not in words:
         return []
     items: list[str] = []
@@ -2358,11 +2363,10 @@ def _items_under_rules(words: str) -> list[str]:
     for line in words.splitlines():
         if _RULES_LEAD.search(line):
             under = True
-            continue
-        if under and _ITEM_MARK.match(line):
+        elif under and _ITEM_MARK.match(line):
             items.append(_ITEM_MARK.sub("", line).strip())
-        elif line.strip() or not items:
-            under = False if line.strip() else under
+        elif line.strip():
+            under = False  # a line that is no item ends the list
     return items
 
 
